@@ -1,0 +1,45 @@
+# One command per job; each sets up the virtual environment first if needed.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+GROUNDKB := $(VENV)/bin/groundkb
+export HF_HUB_OFFLINE := 1
+
+.PHONY: install run serve test check bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+## run: ingest the example docs and entries into example.db, then run sample searches
+run: install
+	cd examples && ../$(GROUNDKB) ingest docs --source docs
+	cd examples && ../$(GROUNDKB) ingest entries --source commands
+	cd examples && ../$(GROUNDKB) search "explain workspace"
+	cd examples && ../$(GROUNDKB) search "helios get-users"
+	@echo "Serve it to an agent: cd examples && ../$(GROUNDKB) serve"
+
+## serve: the MCP server (stdio) on the example knowledge base
+serve: install
+	cd examples && ../$(GROUNDKB) serve
+
+## test: the whole test suite
+test: install
+	$(PY) -m pytest -q
+
+## check: lint, format and strict type checks
+check: install
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/mypy
+
+## bench: quality and speed benchmarks (writes benchmarks/results/)
+bench: install
+	$(PY) benchmarks/keyword.py
+
+clean:
+	rm -rf $(VENV) examples/example.db*

@@ -1,0 +1,3 @@
+from groundkb.serve.cli import main
+
+main()

@@ -1,0 +1,265 @@
+"""Text analysis: tokenizing, stop words, conservative plural stemming and synonyms.
+
+Index side: :func:`tokenize` only (lower-case words, stop words kept so phrases match).
+Query side: :class:`Analyzer` turns a query into clauses. A clause is one thing the user
+asked for, with the alternatives that satisfy it: the word itself, its singular/plural
+forms (only those the index knows, never for known terms or words under 4 letters),
+and synonym rewrites. Typo correction happens in ``search/``, against the index
+vocabulary.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..errors import ConfigError
+
+TOKENIZER_VERSION = "words-v1"
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+AltKind = Literal["exact", "plural", "synonym", "typo"]
+
+# Function words plus the words people wrap a question in. They never count as evidence.
+STOP_WORDS: frozenset[str] = frozenset(
+    """
+    a an the and or but nor of to in on at by for with from into onto about as than is are
+    was were be been being am do does did doing done have has had having i me my mine
+    myself we us our ours you your yours he him his she her hers it its they them their
+    theirs this that these those there here which who whom whose what when where why how
+    can could would should will shall may might must not no yes so if then else just also
+    too very really please thanks thank explain describe tell define meaning mean means
+    definition overview info information want need wanna trying try let lets s t d ll re ve
+    m thing things stuff something anything everything someone somebody way ways all any
+    some each every other another more most much many
+    """.split()  # noqa: SIM905
+)
+
+# Prefixes that ask for the definition of a named thing ("what is X", "explain X").
+_DEFINITIONAL = re.compile(
+    r"^\s*(?:what\s+(?:is|are|'s|does)|what's|whats|explain|define|describe|"
+    r"tell\s+me\s+about|meaning\s+of|definition\s+of)\b",
+    re.IGNORECASE,
+)
+
+DEFAULT_SYNONYMS = """
+# Solr synonym format: "a, b, c" are equivalent; "a, b => c" rewrites a and b to c.
+get, list, show, view, display, retrieve, fetch
+create, add, new, make
+delete, remove, destroy, erase
+update, edit, modify, change
+sign in, log in, login, signin
+sign out, log out, logout, signout
+settings, preferences, configuration, config
+"""
+
+
+def normalize(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case word tokens; the same function builds the index and reads queries."""
+    return _WORD.findall(normalize(text))
+
+
+def is_definitional(query: str) -> bool:
+    return bool(_DEFINITIONAL.match(query))
+
+
+def singular_forms(word: str) -> list[str]:
+    """Candidate singulars of a plural: -ies → -y, -es → '', -s → ''. Never under 4 letters."""
+    if len(word) < 4 or word.isdigit():
+        return []
+    out: list[str] = []
+    if word.endswith("ies") and len(word) > 4:
+        out.append(word[:-3] + "y")
+    elif word.endswith(("sses", "shes", "ches", "xes", "zes")):
+        out.append(word[:-2])
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        out.append(word[:-1])
+    return out
+
+
+def plural_forms(word: str) -> list[str]:
+    if len(word) < 4 or word.isdigit() or word.endswith("s"):
+        return []
+    if word.endswith("y") and word[-2:-1] not in ("a", "e", "o", "u"):
+        return [word[:-1] + "ies"]
+    if word.endswith(("sh", "ch", "x", "z")):
+        return [word + "es"]
+    return [word + "s"]
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    tokens: tuple[str, ...]
+    kind: AltKind = "exact"
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One thing asked for; satisfied by any of its alternatives."""
+
+    original: str
+    alternatives: tuple[Alternative, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    text: str
+    tokens: tuple[str, ...]
+    clauses: tuple[Clause, ...]
+    definitional: bool = False
+    phrase: tuple[str, ...] = ()
+
+
+@dataclass
+class Synonyms:
+    """Word and phrase synonyms: equivalence groups and one-way rewrites."""
+
+    groups: dict[tuple[str, ...], list[tuple[str, ...]]] = field(default_factory=dict)
+    rewrites: dict[tuple[str, ...], list[tuple[str, ...]]] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str, origin: str = "<synonyms>") -> Synonyms:
+        syn = cls()
+        syn.add_rules(text, origin)
+        return syn
+
+    def add_rules(self, text: str, origin: str = "<synonyms>") -> None:
+        for lineno, raw in enumerate(text.splitlines(), 1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            if "=>" in line:
+                left, _, right = line.partition("=>")
+                lhs = self._terms(left)
+                rhs = self._terms(right)
+                if not lhs or not rhs:
+                    raise ConfigError(f"{origin}:{lineno}: a rewrite needs terms on both sides")
+                for term in lhs:
+                    self.rewrites[term] = rhs
+            else:
+                terms = self._terms(line)
+                if len(terms) < 2:
+                    raise ConfigError(f"{origin}:{lineno}: a synonym group needs two terms")
+                for term in terms:
+                    existing = self.groups.setdefault(term, [])
+                    for other in terms:
+                        if other != term and other not in existing:
+                            existing.append(other)
+
+    @staticmethod
+    def _terms(part: str) -> list[tuple[str, ...]]:
+        return [t for t in (tuple(tokenize(x)) for x in part.split(",")) if t]
+
+    @property
+    def max_len(self) -> int:
+        keys = [*self.groups, *self.rewrites]
+        return max((len(k) for k in keys), default=1)
+
+
+def load_synonyms(path: str | Path | None, defaults: bool = True) -> Synonyms:
+    syn = Synonyms.parse(DEFAULT_SYNONYMS, "<defaults>") if defaults else Synonyms()
+    if path:
+        p = Path(path)
+        try:
+            syn.add_rules(p.read_text(encoding="utf-8"), str(p))
+        except OSError as exc:
+            raise ConfigError(f"cannot read synonyms file {p}: {exc.strerror}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"synonyms file {p} is not UTF-8") from exc
+    return syn
+
+
+class Analyzer:
+    """Turns query text into clauses; see the module docstring for the rules."""
+
+    def __init__(self, synonyms: Synonyms | None = None, stop_words: Iterable[str] = STOP_WORDS):
+        self.synonyms = synonyms if synonyms is not None else load_synonyms(None)
+        self.stop_words = frozenset(stop_words)
+
+    def parse(
+        self,
+        query: str,
+        vocabulary: dict[str, int] | None = None,
+        known_terms: frozenset[str] = frozenset(),
+    ) -> ParsedQuery:
+        tokens = tokenize(query)
+        syn = self.synonyms
+        clauses: list[Clause] = []
+        i = 0
+        n = len(tokens)
+        longest = syn.max_len
+        while i < n:
+            matched = False
+            for size in range(min(longest, n - i), 0, -1):
+                key = tuple(tokens[i : i + size])
+                if size == 1 and key[0] in self.stop_words:
+                    break
+                if key in syn.rewrites:
+                    alts = [Alternative(t, "exact") for t in syn.rewrites[key]]
+                    clauses.append(Clause(" ".join(key), tuple(alts)))
+                elif key in syn.groups:
+                    alts = [Alternative(key, "exact")]
+                    alts += [Alternative(t, "synonym") for t in syn.groups[key]]
+                    clauses.append(Clause(" ".join(key), tuple(alts)))
+                else:
+                    if size > 1:
+                        continue
+                    clauses.append(Clause(key[0], (Alternative(key, "exact"),)))
+                i += size
+                matched = True
+                break
+            if not matched:
+                i += 1
+        clauses = [self._with_plurals(c, vocabulary, known_terms) for c in clauses]
+        clauses = _dedupe_clauses(clauses)
+        return ParsedQuery(
+            text=query,
+            tokens=tuple(tokens),
+            clauses=tuple(clauses),
+            definitional=is_definitional(query),
+            phrase=canonical_phrase(clauses),
+        )
+
+    @staticmethod
+    def _with_plurals(
+        clause: Clause, vocabulary: dict[str, int] | None, known: frozenset[str]
+    ) -> Clause:
+        alts = list(clause.alternatives)
+        seen = {a.tokens for a in alts}
+        for alt in clause.alternatives:
+            if len(alt.tokens) != 1 or alt.kind == "synonym":
+                continue
+            word = alt.tokens[0]
+            if word in known:
+                continue
+            for form in (*singular_forms(word), *plural_forms(word)):
+                key = (form,)
+                if key in seen or (vocabulary is not None and form not in vocabulary):
+                    continue
+                seen.add(key)
+                alts.append(Alternative(key, "plural"))
+        return Clause(clause.original, tuple(alts))
+
+
+def canonical_phrase(clauses: Sequence[Clause]) -> tuple[str, ...]:
+    """The query as one phrase, after rewrites and typo fixes: each clause's first form."""
+    return tuple(t for c in clauses for t in c.alternatives[0].tokens)
+
+
+def _dedupe_clauses(clauses: Sequence[Clause]) -> list[Clause]:
+    out: list[Clause] = []
+    seen: set[str] = set()
+    for c in clauses:
+        if c.original not in seen:
+            seen.add(c.original)
+            out.append(c)
+    return out

@@ -1,0 +1,80 @@
+"""Errors raised by groundkb.
+
+Every error has a stable machine-readable ``code`` and an HTTP ``status``; the shells
+(CLI, MCP, HTTP) map them in one place each and never show a traceback to an agent.
+
+    GroundKBError
+    ├── InvalidInput          bad query, filter, argument or file content      400
+    │   └── IngestError       a file or entry that cannot be ingested          422
+    ├── NotFound              unknown document, source or command              404
+    ├── Conflict              duplicate id owned by another source             409
+    ├── IndexMismatch         index built with other settings or schema        409
+    ├── ConfigError           unreadable or invalid settings                   400
+    ├── MissingDependency     an optional package is not installed             501
+    └── StoreError            the store failed (locked, corrupt, disk full)    503
+"""
+
+from __future__ import annotations
+
+
+class GroundKBError(Exception):
+    """Base class of every error groundkb raises on purpose."""
+
+    code = "error"
+    status = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+class InvalidInput(GroundKBError):
+    code = "invalid_input"
+    status = 400
+
+
+class IngestError(InvalidInput):
+    """A file, entry or field that cannot be ingested; ``path`` and ``field`` locate it."""
+
+    code = "ingest_error"
+    status = 422
+
+    def __init__(self, message: str, path: str = "", field: str = "") -> None:
+        where = path + (f" [{field}]" if field else "")
+        super().__init__(f"{where}: {message}" if where else message)
+        self.path = path
+        self.field = field
+        self.reason = message
+
+
+class NotFound(GroundKBError):
+    code = "not_found"
+    status = 404
+
+
+class Conflict(GroundKBError):
+    code = "conflict"
+    status = 409
+
+
+class IndexMismatch(GroundKBError):
+    code = "index_mismatch"
+    status = 409
+
+
+class ConfigError(GroundKBError):
+    code = "config_error"
+    status = 400
+
+
+class MissingDependency(GroundKBError):
+    code = "missing_dependency"
+    status = 501
+
+
+class StoreError(GroundKBError):
+    code = "store_error"
+    status = 503

@@ -1,0 +1,89 @@
+"""The Loader protocol, shared helpers, and the registry of loaders by file suffix."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from ..errors import IngestError
+from ..models import Chunk, Document, FileError, content_hash
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A document ready to store, with its chunks."""
+
+    doc: Document
+    chunks: list[Chunk]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadContext:
+    source: str
+    origin: str  # the file's path relative to the ingested root, '/'-separated
+    origin_hash: str
+    max_chunk_tokens: int
+
+
+class Loader(Protocol):
+    """Turns one file's bytes into documents.
+
+    ``load`` never raises for bad content: it returns what it could load plus one
+    :class:`FileError` per problem (file, field, message). A file that yields nothing
+    and no errors is simply empty.
+    """
+
+    name: str
+    version: str
+    suffixes: tuple[str, ...]
+
+    def load(self, data: bytes, ctx: LoadContext) -> tuple[list[Loaded], list[FileError]]: ...
+
+
+def decode_text(data: bytes, path: str) -> str:
+    """UTF-8 text of a file, or IngestError for binary or non-UTF-8 content."""
+    if b"\x00" in data[:8192]:
+        raise IngestError("binary file (contains NUL bytes); expected UTF-8 text", path)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise IngestError(f"not valid UTF-8 (byte {exc.start}, line {line})", path) from exc
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def finalize(doc: Document, chunks: Sequence[Chunk]) -> Loaded:
+    """Stamp the document's content hash: every stored field plus every chunk hash."""
+    payload = json.dumps(
+        [
+            doc.title,
+            doc.type,
+            doc.category,
+            doc.subcategory,
+            doc.summary,
+            doc.keywords,
+            doc.aliases,
+            [(e.code, e.description, e.output) for e in doc.examples],
+            doc.related_ids,
+            doc.content,
+            doc.uri,
+            dict(doc.metadata),
+        ],
+        default=str,
+        sort_keys=True,
+    )
+    h = content_hash(payload, *(c.chunk_hash for c in chunks))
+    return Loaded(replace(doc, content_hash=h), list(chunks))
+
+
+def str_list(value: Any) -> tuple[str, ...] | None:
+    """A list of strings (a comma-separated string is accepted too), else None."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    if isinstance(value, list | tuple) and all(isinstance(v, str | int | float) for v in value):
+        return tuple(str(v).strip() for v in value if str(v).strip())
+    return None

@@ -1,0 +1,212 @@
+"""The data model every part of groundkb shares: frozen dataclasses, no behaviour.
+
+Source ─< Document ─< Chunk. A search returns a :class:`SearchResult` holding a
+:class:`Verdict` and :class:`Hit` objects, each a piece of evidence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+DocType = Literal["command", "api", "guide", "feature", "troubleshooting", "setting", "page"]
+DOC_TYPES: tuple[str, ...] = get_args(DocType)
+
+VerdictKind = Literal["answer", "clarify", "no_match"]
+VerdictReason = Literal[
+    "strong_match",
+    "multi_intent",
+    "definition",
+    "exact_title",
+    "exact_command",
+    "empty_query",
+    "no_hits",
+    "below_threshold",
+    "weak",
+    "few_matched_terms",
+    "no_title_or_keyword_hit",
+    "ambiguous",
+    "unknown_command",
+]
+SourceKind = Literal["docs", "entries", "openapi", "commands", "mixed"]
+
+
+def content_hash(*parts: str) -> str:
+    """A short, stable hash of text parts (sha1, 16 hex digits); used for change detection."""
+    h = hashlib.sha1()
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\x1f")
+    return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    code: str
+    description: str = ""
+    output: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A named set of documents ingested together (a docs folder, an entries file, a spec)."""
+
+    name: str
+    kind: SourceKind = "mixed"
+    location: str = ""
+    groups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One page, entry, operation or command. ``id`` is stable across re-ingests."""
+
+    id: str
+    source: str
+    title: str
+    content: str
+    type: DocType = "page"
+    category: str = ""
+    subcategory: str = ""
+    summary: str = ""
+    keywords: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    examples: tuple[Example, ...] = ()
+    related_ids: tuple[str, ...] = ()
+    uri: str = ""
+    origin: str = ""
+    origin_hash: str = ""
+    content_hash: str = ""
+    updated_at: str = ""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def command(self) -> str:
+        """The exact invocation for ``type == "command"`` documents, else ''."""
+        return str(self.metadata.get("command", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A searchable piece of a document; ``id`` is ``{doc_id}#{index}``."""
+
+    doc_id: str
+    index: int
+    text: str
+    header_path: str = ""
+    chunk_hash: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.doc_id}#{self.index}"
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Restrict a search; empty tuples mean "any"."""
+
+    types: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+
+    def is_empty(self) -> bool:
+        return not (self.types or self.categories or self.sources)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result and the evidence for it."""
+
+    doc_id: str
+    chunk_id: str
+    title: str
+    type: str
+    category: str
+    source: str
+    snippet: str
+    score: float
+    matched_terms: tuple[str, ...]
+    header_path: str
+    content_hash: str
+    chunk_hash: str
+    citation: str
+    explanation: tuple[str, ...]
+    ranks: Mapping[str, int] = field(default_factory=dict)
+    retriever: str = "keyword"
+    command: str = ""
+    summary: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What an agent should do with the hits: answer, ask, or say it does not know."""
+
+    kind: VerdictKind
+    confidence: float
+    reason: VerdictReason
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    query: str
+    verdict: Verdict
+    hits: tuple[Hit, ...]
+    suggestions: tuple[str, ...] = ()
+    corrected_query: str = ""
+    terms: tuple[str, ...] = ()
+    multi_intent: bool = False
+    mode: str = "keyword"
+    took_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class FileError:
+    """A file or entry that could not be ingested; the rest of the batch still was."""
+
+    path: str
+    message: str
+    field: str = ""
+
+    def __str__(self) -> str:
+        where = self.path + (f" [{self.field}]" if self.field else "")
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    source: str
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    chunks_written: int = 0
+    files: int = 0
+    errors: tuple[FileError, ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    source: Source
+    documents: int
+    chunks: int
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    path: str
+    backend: str
+    schema_version: int
+    documents: int
+    chunks: int
+    sources: int
+    by_type: Mapping[str, int]
+    size_bytes: int

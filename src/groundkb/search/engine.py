@@ -1,0 +1,459 @@
+"""Keyword search with evidence: query analysis, typo correction, BM25 candidates from the
+store, evidence scoring, de-duplication per document, verdicts and multi-intent queries.
+
+Ranking (documented in docs/ranking.md):
+
+    rank(chunk)     = BM25F(chunk) × (1 + boost)
+    BM25F           = Σ over query alternatives Σ over fields  w_field · BM25(term, field)
+                      (FTS5 bm25, k1 = 1.2, b = 0.75; weights title 10, aliases 8,
+                       keywords 5, header 3, body 1)
+    boost           = 2·title_phrase_boost when the query phrase equals the title or an
+                      alias, title_phrase_boost when a multi-word query phrase is in one
+
+Evidence score, in [0, 1] and comparable across corpora:
+
+    score(chunk)    = Σ_clauses idf(c) · field_factor(c) · match_factor(c) / Σ_clauses idf(c)
+    field_factor    = 1.0 title or alias, 0.8 keywords, 0.7 header path, 0.4 body, 0 absent
+    match_factor    = 1.0 the word itself, 0.9 singular/plural, 0.8 typo fix, 0.5 synonym
+    score           = 1.0 × match_factor when the query phrase equals the title or an alias
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
+
+from ..analyze.text import Alternative, Analyzer, Clause, ParsedQuery, canonical_phrase, tokenize
+from ..errors import InvalidInput
+from ..models import Filters, Hit, SearchResult
+from ..settings import Settings
+from ..store.base import DocSummary, KeywordMatch, KeywordQuery, Store
+from .commands import CommandIndex, CommandMatch
+from .verdict import Scored, decide
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 2000
+FIELD_FACTOR = {"title": 1.0, "aliases": 1.0, "keywords": 0.8, "header": 0.7, "body": 0.4}
+MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "typo": 0.8, "synonym": 0.5}
+_SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
+
+
+@dataclass
+class _Derived:
+    """Data derived from the whole index, rebuilt when the store's generation changes."""
+
+    generation: int
+    vocab: dict[str, int]
+    vocab_terms: list[str]
+    n_chunks: int
+    known_terms: frozenset[str]
+    commands: CommandIndex
+
+
+def _known_terms(docs: Sequence[DocSummary]) -> frozenset[str]:
+    terms: set[str] = set()
+    for d in docs:
+        title = tokenize(d.title)
+        if len(title) <= 4:
+            terms.update(title)
+        for text in (*d.aliases, *d.keywords, d.command):
+            terms.update(tokenize(text))
+    return frozenset(terms)
+
+
+def _contains(haystack: str, needle: tuple[str, ...]) -> bool:
+    if len(needle) == 1:
+        return needle[0] in haystack.split()
+    return f" {' '.join(needle)} " in f" {haystack} "
+
+
+class Searcher:
+    """Runs searches over any :class:`~groundkb.store.base.Store`."""
+
+    def __init__(self, store: Store, settings: Settings, analyzer: Analyzer) -> None:
+        self.store = store
+        self.settings = settings
+        self.analyzer = analyzer
+        self._derived: _Derived | None = None
+
+    # ------------------------------------------------------------ derived data
+    def derived(self) -> _Derived:
+        gen = self.store.generation()
+        if self._derived is None or self._derived.generation != gen:
+            vocab = self.store.vocabulary()
+            every = self.store.list_documents(Filters(), limit=10**9)
+            commands = [d for d in every if d.type == "command"]
+            self._derived = _Derived(
+                generation=gen,
+                vocab=vocab,
+                vocab_terms=[t for t in vocab if len(t) >= 3 and not t.isdigit()],
+                n_chunks=max(1, self.store.chunk_count()),
+                known_terms=_known_terms(every),
+                commands=CommandIndex(commands),
+            )
+        return self._derived
+
+    def idf(self, term_df: int) -> float:
+        n = self.derived().n_chunks
+        return math.log(1.0 + (n - term_df + 0.5) / (term_df + 0.5))
+
+    # ------------------------------------------------------------------ search
+    def search(
+        self, query: str, filters: Filters | None = None, limit: int | None = None
+    ) -> SearchResult:
+        started = time.perf_counter()
+        filters = filters or Filters()
+        limit = self.settings.default_limit if limit is None else limit
+        text = query.strip()
+        if not text:
+            raise InvalidInput("query is blank")
+        if len(text) > MAX_QUERY_CHARS:
+            raise InvalidInput(f"query is longer than {MAX_QUERY_CHARS} characters")
+        if limit < 1 or limit > 100:
+            raise InvalidInput("limit must be between 1 and 100")
+        derived = self.derived()
+        command = None
+        if not filters.types or "command" in filters.types:
+            command = derived.commands.lookup(text)
+        if command is not None:
+            result = self._command_result(text, command, limit)
+        else:
+            result = self._keyword(text, filters, limit)
+            if result.verdict.kind != "answer":
+                result = self._multi_intent(text, filters, limit) or result
+        took = (time.perf_counter() - started) * 1000
+        log.debug(
+            "search %r -> %s (%s) %d hits in %.1f ms",
+            text,
+            result.verdict.kind,
+            result.verdict.reason,
+            len(result.hits),
+            took,
+        )
+        return replace(result, took_ms=round(took, 2))
+
+    def parse(self, text: str) -> tuple[ParsedQuery, str]:
+        """Analyze a query and correct words the index does not know."""
+        d = self.derived()
+        parsed = self.analyzer.parse(text, d.vocab, d.known_terms)
+        if not self.settings.typo_correction:
+            return parsed, ""
+        clauses: list[Clause] = []
+        corrections: dict[str, str] = {}
+        for clause in parsed.clauses:
+            if any(all(t in d.vocab for t in a.tokens) for a in clause.alternatives):
+                clauses.append(clause)
+                continue
+            word = clause.original
+            fixed = self._correct(word) if " " not in word else None
+            if fixed is None:
+                clauses.append(clause)
+                continue
+            corrections[word] = fixed
+            fixed_clause = self.analyzer.parse(fixed, d.vocab, d.known_terms).clauses
+            alts = [Alternative(a.tokens, "typo") for c in fixed_clause for a in c.alternatives]
+            clauses.append(Clause(word, tuple(alts) or (Alternative((fixed,), "typo"),)))
+        corrected = ""
+        if corrections:
+            corrected = " ".join(corrections.get(t, t) for t in parsed.tokens)
+        return replace(parsed, clauses=tuple(clauses), phrase=canonical_phrase(clauses)), corrected
+
+    def _correct(self, word: str) -> str | None:
+        if len(word) < 4 or word.isdigit():
+            return None
+        d = self.derived()
+        max_edits = 1 if len(word) <= 5 else 2
+        found = process.extract(
+            word, d.vocab_terms, scorer=Levenshtein.distance, score_cutoff=max_edits, limit=25
+        )
+        if not found:
+            return None
+        best = min(found, key=lambda m: (m[1], m[0] not in d.known_terms, -d.vocab[m[0]]))
+        return str(best[0])
+
+    def _keyword(self, text: str, filters: Filters, limit: int) -> SearchResult:
+        parsed, corrected = self.parse(text)
+        terms = tuple(c.original for c in parsed.clauses)
+        if not parsed.clauses:
+            verdict = decide([], parsed, self.settings)
+            return SearchResult(text, verdict, (), terms=terms)
+        pool = max(self.settings.candidates, limit * 5)
+        matches = self.store.keyword_search(
+            KeywordQuery(
+                clauses=[[a.tokens for a in c.alternatives] for c in parsed.clauses],
+                weights=self.settings.weights,
+                filters=filters,
+                limit=pool,
+            )
+        )
+        scored = sorted((self._score(m, parsed) for m in matches), key=lambda s: -s.rank)
+        verdict = decide(scored, parsed, self.settings)
+        if verdict.reason in ("definition", "exact_title"):
+            scored = _lead_first(scored)
+        hits = self._dedupe(scored, limit, self.settings.max_chunks_per_doc)
+        suggestions: tuple[str, ...] = ()
+        if verdict.kind == "clarify":
+            suggestions = _distinct_titles(scored, 3)
+        elif corrected:
+            suggestions = (corrected,)
+        if verdict.kind == "no_match" and not suggestions:
+            suggestions = _distinct_titles(scored, 3)
+        return SearchResult(
+            query=text,
+            verdict=verdict,
+            hits=tuple(self._hit(s, rank) for rank, s in enumerate(hits, 1)),
+            suggestions=suggestions,
+            corrected_query=corrected,
+            terms=terms,
+        )
+
+    # ---------------------------------------------------------------- scoring
+    def _score(self, m: KeywordMatch, parsed: ParsedQuery) -> Scored:
+        vocab = self.derived().vocab
+        total = 0.0
+        got = 0.0
+        matched: list[str] = []
+        explain: list[str] = []
+        guard = False
+        best_kind_factor = 1.0
+        name_factor = self._name_factor(m, parsed)
+        for clause in parsed.clauses:
+            dfs = [min(vocab.get(t, 0) for t in a.tokens) for a in clause.alternatives]
+            weight = self.idf(max([df for df in dfs if df > 0], default=0))
+            total += weight
+            best = 0.0
+            where = ""
+            via: Alternative | None = None
+            for alt in clause.alternatives:
+                for field, factor in FIELD_FACTOR.items():
+                    if field in ("title", "aliases"):
+                        factor = name_factor
+                    if factor * MATCH_FACTOR[alt.kind] > best and _contains(
+                        m.fields[field], alt.tokens
+                    ):
+                        best = factor * MATCH_FACTOR[alt.kind]
+                        where, via = field, alt
+            if via is not None:
+                got += weight * best
+                matched.append(clause.original)
+                if where in ("title", "aliases", "keywords", "header"):
+                    guard = True
+                shown = " ".join(via.tokens)
+                note = (
+                    f"{where}: {shown}"
+                    if shown == clause.original
+                    else (f"{where}: {clause.original} → {shown} ({via.kind})")
+                )
+                explain.append(note)
+                best_kind_factor = min(best_kind_factor, MATCH_FACTOR[via.kind])
+        score = got / total if total else 0.0
+        phrase = parsed.phrase
+        exact = ""
+        in_title = False
+        if phrase:
+            aliases = _aliases(m)
+            title_tokens = tuple(
+                t for t in m.fields["title"].split() if t not in self.analyzer.stop_words
+            )
+            if title_tokens == phrase:
+                exact = "title"
+            elif any(tuple(a.split()) == phrase for a in aliases):
+                exact = "alias"
+            in_title = len(phrase) > 1 and any(
+                _contains(t, phrase) for t in (m.fields["title"], *aliases)
+            )
+        if exact and len(matched) == len(parsed.clauses):
+            score = max(score, best_kind_factor)
+            explain.insert(0, f"exact {exact}")
+        elif in_title:
+            explain.insert(0, "query phrase in title")
+        boost = self.settings.title_phrase_boost
+        rank = m.score * (1 + (2 * boost if exact else boost if in_title else 0.0))
+        return Scored(
+            match=m,
+            rank=rank,
+            score=round(min(score, 1.0), 4),
+            matched=tuple(matched),
+            guard=guard,
+            exact=exact,
+            phrase_in_title=in_title or bool(exact),
+            explanation=tuple(explain),
+        )
+
+    def _name_factor(self, m: KeywordMatch, parsed: ParsedQuery) -> float:
+        """0.7 + 0.3 × the share of the title's (or best alias's) words the query covers."""
+        wanted = {t for c in parsed.clauses for a in c.alternatives for t in a.tokens}
+        best = 0.0
+        for name in (m.fields["title"], *_aliases(m)):
+            words = [t for t in name.split() if t not in self.analyzer.stop_words]
+            if words:
+                best = max(best, sum(1 for t in words if t in wanted) / len(words))
+        return 0.7 + 0.3 * best
+
+    @staticmethod
+    def _dedupe(scored: Sequence[Scored], limit: int, per_doc: int) -> list[Scored]:
+        out: list[Scored] = []
+        counts: dict[str, int] = {}
+        for s in scored:
+            n = counts.get(s.match.doc_id, 0)
+            if n >= per_doc:
+                continue
+            counts[s.match.doc_id] = n + 1
+            out.append(s)
+            if len(out) >= limit:
+                break
+        return out
+
+    def _hit(self, s: Scored, rank: int, retriever: str = "keyword") -> Hit:
+        m = s.match
+        return Hit(
+            doc_id=m.doc_id,
+            chunk_id=m.chunk_id,
+            title=m.doc.title,
+            type=m.doc.type,
+            category=m.doc.category,
+            source=m.doc.source,
+            snippet=snippet(m.text, s.matched),
+            score=s.score,
+            matched_terms=s.matched,
+            header_path=m.header_path,
+            content_hash=m.content_hash,
+            chunk_hash=m.chunk_hash,
+            citation=citation(m.doc, m.header_path),
+            explanation=(*s.explanation, f"bm25 {m.score:.2f}, rank {rank}"),
+            ranks={retriever: rank},
+            retriever=retriever,
+            command=m.doc.command,
+            summary=m.doc.summary,
+        )
+
+    # ---------------------------------------------------------- special paths
+    def _command_result(self, text: str, cm: CommandMatch, limit: int) -> SearchResult:
+        from .verdict import command_verdict
+
+        hits: list[Hit] = []
+        for rank, doc in enumerate(cm.docs[:limit], 1):
+            chunks = self.store.get_chunks(doc.id)
+            first = chunks[0] if chunks else None
+            words = tuple(text.lower().split())
+            match = KeywordMatch(
+                chunk_id=first.id if first else f"{doc.id}#0",
+                doc_id=doc.id,
+                index=0,
+                score=0.0,
+                fields={},
+                text=first.text if first else doc.summary,
+                header_path=first.header_path if first else doc.title,
+                chunk_hash=first.chunk_hash if first else "",
+                doc=doc,
+                content_hash="",
+            )
+            full = self.store.get_document(doc.id)
+            match = replace(match, content_hash=full.content_hash if full else "")
+            score = 1.0 if cm.kind == "exact" else 0.5
+            exact = "title" if cm.kind == "exact" else ""
+            s = Scored(
+                match,
+                0.0,
+                score,
+                words,
+                True,
+                exact,
+                bool(exact),
+                (f"command name: {doc.command}",),
+            )
+            hits.append(self._hit(s, rank, "command"))
+        verdict = command_verdict(text, cm)
+        return SearchResult(
+            text,
+            verdict,
+            tuple(hits),
+            suggestions=cm.suggestions,
+            terms=tuple(text.lower().split()),
+        )
+
+    def _multi_intent(self, text: str, filters: Filters, limit: int) -> SearchResult | None:
+        parts = [p for p in _SPLIT_INTENTS.split(text) if p and p.strip()]
+        if len(parts) < 2 or len(parts) > 4:
+            return None
+        results = [self._keyword(p, filters, limit) for p in parts]
+        if not all(r.verdict.kind == "answer" and r.hits for r in results):
+            return None
+        tops = [r.hits[0].doc_id for r in results]
+        if len(set(tops)) < len(tops):
+            return None
+        hits: list[Hit] = []
+        per_doc: dict[str, int] = {}
+        for r in results:  # the best hit of every part first, then the rest
+            hits.append(r.hits[0])
+            per_doc[r.hits[0].doc_id] = 1
+        for r in results:
+            for h in r.hits[1:]:
+                if len(hits) >= max(limit, len(results)):
+                    break
+                if h.chunk_id not in {x.chunk_id for x in hits}:
+                    hits.append(h)
+        from .verdict import multi_intent_verdict
+
+        confidence = min(r.verdict.confidence for r in results)
+        return SearchResult(
+            query=text,
+            verdict=multi_intent_verdict([r.hits[0].title for r in results], confidence),
+            hits=tuple(hits),
+            terms=tuple(t for r in results for t in r.terms),
+            multi_intent=True,
+        )
+
+
+def _lead_first(scored: list[Scored]) -> list[Scored]:
+    """A definition is answered by the top document's lead: its first matching chunk."""
+    top = scored[0].match.doc_id
+    same = sorted((s for s in scored if s.match.doc_id == top), key=lambda s: s.match.index)
+    return [*same, *(s for s in scored if s.match.doc_id != top)]
+
+
+def _aliases(m: KeywordMatch) -> list[str]:
+    return [" ".join(tokenize(a)) for a in m.doc.aliases]
+
+
+def _distinct_titles(scored: Sequence[Scored], n: int) -> tuple[str, ...]:
+    out: list[str] = []
+    for s in scored:
+        if s.match.doc.title not in out:
+            out.append(s.match.doc.title)
+        if len(out) >= n:
+            break
+    return tuple(out)
+
+
+def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
+    """The window of ``text`` with the most matched terms, about ``width`` characters."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    words = {w for t in terms for w in tokenize(t)}
+    best, best_at = -1, 0
+    positions = [m.start() for m in re.finditer(r"\S+", flat)]
+    for start in positions[:: max(1, len(positions) // 200)]:
+        window = tokenize(flat[start : start + width])
+        hits = sum(1 for w in window if w in words or w.rstrip("s") in words)
+        if hits > best:
+            best, best_at = hits, start
+    cut = flat[best_at : best_at + width].rsplit(" ", 1)[0]
+    return ("…" if best_at else "") + cut + "…"
+
+
+def citation(doc: DocSummary, header_path: str) -> str:
+    base = doc.uri or f"{doc.source}:{doc.origin or doc.id}"
+    last = header_path.rsplit(" > ", 1)[-1] if header_path else ""
+    if last and last != doc.title:
+        return f"{base}#{'-'.join(tokenize(last))}"
+    return base

@@ -1,0 +1,220 @@
+"""The ``groundkb`` command line: parse, call one KnowledgeBase method, render."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from ..errors import GroundKBError
+from ..settings import Settings, load_settings, settings_markdown
+
+EXIT_FAILED = 1  # the command ran but something failed (e.g. files not ingested)
+EXIT_ERROR = 2  # bad input or configuration
+
+
+class _Group(click.Group):
+    """Maps groundkb errors to one line on stderr and exit code 2, in one place."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GroundKBError as exc:
+            click.echo(f"error [{exc.code}]: {exc.message}", err=True)
+            ctx.exit(EXIT_ERROR)
+
+
+def _settings(ctx: click.Context) -> Settings:
+    settings: Settings = ctx.obj
+    return settings
+
+
+def _kb(ctx: click.Context) -> Any:
+    from ..api import KnowledgeBase
+
+    return KnowledgeBase.open(settings=_settings(ctx))
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(message, err=True)
+    sys.exit(EXIT_FAILED)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", envvar="GROUNDKB_DB", help="Index file (default: groundkb.db).")
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(dir_okay=False),
+    help="Settings file (default: ./groundkb.toml if present).",
+)
+@click.option("--log-level", help="debug, info, warning or error (logs go to stderr).")
+@click.version_option(package_name="groundkb")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, config: str | None, log_level: str | None) -> None:
+    """groundkb: a grounded knowledge base for AI agents.
+
+    Ingest docs and knowledge entries, search them with evidence and a verdict,
+    and serve them to agents over MCP.
+    """
+    try:
+        settings = load_settings(config, overrides={"db": db, "log_level": log_level})
+    except GroundKBError as exc:
+        click.echo(f"error [{exc.code}]: {exc.message}", err=True)
+        ctx.exit(EXIT_ERROR)
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    ctx.obj = settings
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--source", "-s", required=True, help="Source name; the source becomes this path.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def ingest(ctx: click.Context, path: str, source: str, as_json: bool, quiet: bool) -> None:
+    """Ingest Markdown docs and JSON/YAML entries under PATH into a source.
+
+    Re-ingesting is incremental: unchanged files are skipped, changed chunks rewritten,
+    and documents whose files disappeared are deleted. Exits 1 if any file failed.
+    """
+    from .render import report_text, to_json
+
+    with _kb(ctx) as kb:
+        show = not quiet and sys.stderr.isatty()
+        bar: Any = None
+
+        def progress(done: int, total: int, name: str) -> None:
+            nonlocal bar
+            if not show:
+                return
+            if bar is None:
+                bar = click.progressbar(
+                    length=total, label="ingesting", file=sys.stderr, item_show_func=lambda n: n
+                )
+                bar.__enter__()
+            bar.update(1, name)
+
+        try:
+            report = kb.ingest(path, source, progress=progress)
+        finally:
+            if bar is not None:
+                bar.__exit__(None, None, None)
+    click.echo(to_json(report) if as_json else report_text(report))
+    if report.errors:
+        sys.exit(EXIT_FAILED)
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--type", "-t", "type_", help="Only these types (comma-separated).")
+@click.option("--category", "-c", help="Only these categories (comma-separated).")
+@click.option("--source", "-s", help="Only these sources (comma-separated).")
+@click.option("--limit", "-n", type=click.IntRange(1, 100), help="Most hits to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    type_: str | None,
+    category: str | None,
+    source: str | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    """Search the knowledge base; prints the verdict and the hits with evidence."""
+    from .render import search_text, to_json
+
+    with _kb(ctx) as kb:
+        result = kb.search(query, type=type_, category=category, source=source, limit=limit)
+    click.echo(to_json(result) if as_json else search_text(result))
+
+
+@cli.command()
+@click.argument("doc_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the document as JSON.")
+@click.pass_context
+def get(ctx: click.Context, doc_id: str, as_json: bool) -> None:
+    """Print one document by id."""
+    from .render import document_text, to_json
+
+    with _kb(ctx) as kb:
+        doc = kb.get(doc_id)
+    click.echo(to_json(doc) if as_json else document_text(doc))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def sources(ctx: click.Context, as_json: bool) -> None:
+    """List sources with their document and chunk counts."""
+    from .render import sources_text, to_json
+
+    with _kb(ctx) as kb:
+        infos = kb.sources()
+    click.echo(to_json(infos) if as_json else sources_text(infos))
+
+
+@cli.command()
+@click.argument("doc_ids", nargs=-1)
+@click.option("--source", "-s", help="Delete this whole source and its documents.")
+@click.pass_context
+def delete(ctx: click.Context, doc_ids: tuple[str, ...], source: str | None) -> None:
+    """Delete documents by id, or a whole source with --source."""
+    if bool(doc_ids) == bool(source):
+        raise click.UsageError("give document ids or --source, not both and not neither")
+    with _kb(ctx) as kb:
+        n = kb.delete(doc_ids, source=source)
+    click.echo(f"deleted {n} document(s)")
+    if doc_ids and n < len(doc_ids):
+        _fail(f"{len(doc_ids) - n} id(s) were not found")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Show index size and document counts."""
+    from .render import stats_text, to_json
+
+    with _kb(ctx) as kb:
+        s = kb.stats()
+    click.echo(to_json(s) if as_json else stats_text(s))
+
+
+@cli.command("settings")
+@click.option("--markdown", is_flag=True, help="Print the settings reference instead.")
+@click.pass_context
+def settings_cmd(ctx: click.Context, markdown: bool) -> None:
+    """Show the effective settings (defaults < groundkb.toml < env < flags)."""
+    if markdown:
+        click.echo(settings_markdown(), nl=False)
+        return
+    s = _settings(ctx)
+    from .render import to_data
+
+    for key, value in to_data(s).items():
+        if key != "sources":
+            click.echo(f"{key} = {value!r}")
+
+
+@cli.command()
+@click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
+@click.pass_context
+def serve(ctx: click.Context, http: bool, host: str, port: int) -> None:
+    """Run the MCP server (stdio by default; --http for streamable HTTP at /mcp)."""
+    from .mcp import run
+
+    run(_settings(ctx), http=http, host=host, port=port)
+
+
+def main() -> None:
+    cli(prog_name="groundkb")

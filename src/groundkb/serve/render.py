@@ -1,0 +1,125 @@
+"""Rendering core results as plain-data dicts (JSON, MCP) and as terminal text."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from collections.abc import Mapping
+from typing import Any
+
+from ..models import Document, IngestReport, SearchResult, SourceInfo, Stats
+
+
+def to_data(obj: Any) -> Any:
+    """Dataclasses, tuples and mappings to JSON-ready data."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_data(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {str(k): to_data(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_data(v) for v in obj]
+    return obj
+
+
+def to_json(obj: Any) -> str:
+    return json.dumps(to_data(obj), indent=2, ensure_ascii=False)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+
+
+def search_text(result: SearchResult) -> str:
+    v = result.verdict
+    lines = [f"verdict: {v.kind} ({v.reason}, confidence {v.confidence:.2f}) — {v.message}"]
+    if result.corrected_query:
+        lines.append(f"corrected: {result.corrected_query}")
+    if result.suggestions:
+        lines.append("did you mean: " + " | ".join(result.suggestions))
+    if not result.hits:
+        return "\n".join(lines)
+    width = shutil.get_terminal_size((120, 20)).columns
+    rows = [("#", "score", "id", "title", "section", "matched")]
+    for i, h in enumerate(result.hits, 1):
+        section = h.header_path if h.header_path != h.title else ""
+        rows.append(
+            (str(i), f"{h.score:.2f}", h.chunk_id, h.title, section, ", ".join(h.matched_terms))
+        )
+    caps = [3, 5, 28, 32, 30, 24]
+    widths = [min(cap, max(len(r[c]) for r in rows)) for c, cap in enumerate(caps)]
+    lines.append("")
+    for r in rows:
+        lines.append("  ".join(_cut(cell, w).ljust(w) for cell, w in zip(r, widths, strict=True)))
+    lines.append("")
+    for i, h in enumerate(result.hits, 1):
+        lines.append(f"[{i}] {h.citation}")
+        lines.append("    " + _cut(h.snippet, max(40, width - 4)))
+    return "\n".join(lines)
+
+
+def document_text(doc: Document) -> str:
+    head = [f"# {doc.title}", "", f"id: {doc.id}   type: {doc.type}   source: {doc.source}"]
+    if doc.category:
+        head.append(
+            f"category: {doc.category}" + (f" / {doc.subcategory}" if doc.subcategory else "")
+        )
+    if doc.command:
+        head.append(f"command: {doc.command}")
+    if doc.keywords:
+        head.append("keywords: " + ", ".join(doc.keywords))
+    if doc.aliases:
+        head.append("aliases: " + ", ".join(doc.aliases))
+    if doc.related_ids:
+        head.append("related: " + ", ".join(doc.related_ids))
+    head += ["", doc.content.strip()]
+    if doc.examples:
+        head += ["", "## Examples"]
+        for ex in doc.examples:
+            head += (
+                ["", ex.description, f"    {ex.code}"] if ex.description else ["", f"    {ex.code}"]
+            )
+    return "\n".join(head)
+
+
+def report_text(r: IngestReport) -> str:
+    lines = [
+        f"source {r.source}: {r.inserted} inserted, {r.updated} updated, {r.unchanged} unchanged,"
+        f" {r.deleted} deleted ({r.files} files, {r.chunks_written} chunks written,"
+        f" {r.seconds:.2f}s)"
+    ]
+    if r.errors:
+        lines.append(f"{len(r.errors)} problem(s):")
+        lines += [f"  {e}" for e in r.errors]
+    return "\n".join(lines)
+
+
+def sources_text(infos: list[SourceInfo]) -> str:
+    if not infos:
+        return "no sources yet: run `groundkb ingest PATH --source NAME`"
+    rows = [("source", "kind", "documents", "chunks", "updated", "location")]
+    rows += [
+        (
+            i.source.name,
+            i.source.kind,
+            str(i.documents),
+            str(i.chunks),
+            i.updated_at,
+            i.source.location,
+        )
+        for i in infos
+    ]
+    widths = [max(len(r[c]) for r in rows) for c in range(5)]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(r[:5], widths, strict=True)) + "  " + r[5]
+        for r in rows
+    )
+
+
+def stats_text(s: Stats) -> str:
+    types = ", ".join(f"{k} {v}" for k, v in sorted(s.by_type.items())) or "none"
+    return (
+        f"index: {s.path} ({s.backend}, schema {s.schema_version}, {s.size_bytes / 1e6:.1f} MB)\n"
+        f"sources: {s.sources}   documents: {s.documents}   chunks: {s.chunks}\n"
+        f"by type: {types}"
+    )

@@ -1,0 +1,168 @@
+"""Settings: one declaration drives defaults, the config file, env vars, help and docs.
+
+Precedence: defaults < ``groundkb.toml`` < ``GROUNDKB_*`` environment < explicit overrides
+(CLI flags). ``docs/settings.md`` is generated from :data:`SETTINGS` (a test keeps it in
+sync).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    name: str
+    type: type
+    default: Any
+    help: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("db", str, "groundkb.db", "Index location: a SQLite file path."),
+    Setting("synonyms", str, "", "Synonyms file (Solr format) added to the built-in rules."),
+    Setting("default_synonyms", bool, True, "Use the built-in synonyms (get/list/show, ...)."),
+    Setting("max_chunk_tokens", int, 500, "Largest chunk, in estimated tokens."),
+    Setting("default_limit", int, 5, "Hits returned when a search gives no limit."),
+    Setting("candidates", int, 50, "Chunks scored per query before de-duplication."),
+    Setting("max_chunks_per_doc", int, 2, "Chunks kept per document (more if multi-intent)."),
+    Setting("weight_title", float, 10.0, "BM25 weight of the title field."),
+    Setting("weight_aliases", float, 8.0, "BM25 weight of the aliases field."),
+    Setting("weight_keywords", float, 5.0, "BM25 weight of the keywords field."),
+    Setting("weight_header", float, 3.0, "BM25 weight of the header path field."),
+    Setting("weight_body", float, 1.0, "BM25 weight of the body text."),
+    Setting("title_phrase_boost", float, 0.5, "Rank boost when the query phrase is in a title."),
+    Setting("min_score", float, 0.5, "Least evidence score (0-1) for an answer."),
+    Setting("min_confidence", float, 0.25, "Least relative lead over the next document."),
+    Setting("min_matched_terms", int, 2, "Least matched query terms (exact title = 2)."),
+    Setting("require_title_or_keyword", bool, True, "An answer needs a title/keyword match."),
+    Setting("typo_correction", bool, True, "Correct query words missing from the index."),
+    Setting("log_level", str, "warning", "Logging level of the shells (debug, info, ...)."),
+)
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    db: str = "groundkb.db"
+    synonyms: str = ""
+    default_synonyms: bool = True
+    max_chunk_tokens: int = 500
+    default_limit: int = 5
+    candidates: int = 50
+    max_chunks_per_doc: int = 2
+    weight_title: float = 10.0
+    weight_aliases: float = 8.0
+    weight_keywords: float = 5.0
+    weight_header: float = 3.0
+    weight_body: float = 1.0
+    title_phrase_boost: float = 0.5
+    min_score: float = 0.5
+    min_confidence: float = 0.25
+    min_matched_terms: int = 2
+    require_title_or_keyword: bool = True
+    typo_correction: bool = True
+    log_level: str = "warning"
+    config_path: str = ""
+    sources: tuple[Mapping[str, Any], ...] = ()
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **{k: _coerce(k, v) for k, v in changes.items()})
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return {
+            "title": self.weight_title,
+            "aliases": self.weight_aliases,
+            "keywords": self.weight_keywords,
+            "header": self.weight_header,
+            "body": self.weight_body,
+        }
+
+
+def _coerce(name: str, value: Any) -> Any:
+    spec = _BY_NAME.get(name)
+    if spec is None:
+        if name in ("config_path", "sources"):
+            return value
+        raise ConfigError(f"unknown setting {name!r}")
+    try:
+        if spec.type is bool and isinstance(value, str):
+            low = value.strip().lower()
+            if low not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                raise ValueError(value)
+            return low in ("1", "true", "yes", "on")
+        if spec.type is float and isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, spec.type) and not (spec.type is int and isinstance(value, bool)):
+            return value
+        if isinstance(value, str):
+            return spec.type(value)
+    except ValueError:
+        pass
+    raise ConfigError(f"setting {name!r} must be {spec.type.__name__}, got {value!r}")
+
+
+def load_settings(
+    config: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Build settings from the config file (``groundkb.toml`` if present), env and overrides."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    path = Path(config) if config else Path(env.get("GROUNDKB_CONFIG", "groundkb.toml"))
+    sources: tuple[Mapping[str, Any], ...] = ()
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read {path}: {exc}") from exc
+        raw_sources = data.pop("sources", [])
+        if not isinstance(raw_sources, list) or not all(isinstance(s, dict) for s in raw_sources):
+            raise ConfigError(f"{path}: [[sources]] must be a list of tables")
+        sources = tuple(raw_sources)
+        for key, value in data.items():
+            if key not in _BY_NAME:
+                raise ConfigError(f"{path}: unknown setting {key!r}")
+            values[key] = _coerce(key, value)
+        for key in ("db", "synonyms"):  # paths in the file are relative to the file
+            if values.get(key) and not Path(values[key]).is_absolute():
+                values[key] = str(path.parent / values[key])
+    elif config:
+        raise ConfigError(f"config file {path} does not exist")
+    for spec in SETTINGS:
+        key = "GROUNDKB_" + spec.name.upper()
+        if key in env:
+            values[spec.name] = _coerce(spec.name, env[key])
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            values[key] = _coerce(key, value)
+    return Settings(**values, config_path=str(path) if path.is_file() else "", sources=sources)
+
+
+def settings_markdown() -> str:
+    """The settings reference in Markdown, generated from :data:`SETTINGS`."""
+    lines = [
+        "# Settings",
+        "",
+        "Precedence: defaults < `groundkb.toml` < `GROUNDKB_*` environment variables < CLI flags.",
+        "",
+        "| setting | env | type | default | meaning |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for s in SETTINGS:
+        default = repr(s.default) if s.type is str else str(s.default).lower()
+        lines.append(
+            f"| `{s.name}` | `GROUNDKB_{s.name.upper()}` | {s.type.__name__} | `{default}` "
+            f"| {s.help} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from groundkb import KnowledgeBase, Settings
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Iterator[KnowledgeBase]:
+    with KnowledgeBase.open(tmp_path / "kb.db", Settings()) as k:
+        yield k
+
+
+@pytest.fixture
+def docs_kb(tmp_path: Path) -> Iterator[KnowledgeBase]:
+    """The example docs with the example synonyms file."""
+    settings = Settings(db=str(tmp_path / "docs.db"), synonyms=str(EXAMPLES / "synonyms.txt"))
+    with KnowledgeBase.open(settings=settings) as k:
+        report = k.ingest(EXAMPLES / "docs", source="docs")
+        assert report.ok, report.errors
+        yield k
+
+
+@pytest.fixture
+def commands_kb(tmp_path: Path) -> Iterator[KnowledgeBase]:
+    with KnowledgeBase.open(tmp_path / "cmd.db", Settings()) as k:
+        report = k.ingest(EXAMPLES / "entries", source="commands")
+        assert report.ok, report.errors
+        yield k

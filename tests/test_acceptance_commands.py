@@ -1,0 +1,61 @@
+"""The knowledge-MCP proposal's command tests, on the example entries file."""
+
+from __future__ import annotations
+
+import pytest
+
+from groundkb import KnowledgeBase
+from groundkb.errors import NotFound
+
+
+def test_finds_command_by_exact_name(commands_kb: KnowledgeBase) -> None:
+    r = commands_kb.search("helios gw users list")
+    assert r.verdict.kind == "answer"
+    assert r.hits[0].doc_id == "cmd-gw-users-list"
+    assert r.hits[0].command == "helios gw users list"
+
+
+def test_finds_command_by_description(commands_kb: KnowledgeBase) -> None:
+    r = commands_kb.search("list all users")
+    assert "cmd-gw-users-list" in [h.doc_id for h in r.hits]
+    assert r.hits[0].doc_id == "cmd-gw-users-list"
+
+
+def test_unknown_command_returns_nothing_but_suggestions(commands_kb: KnowledgeBase) -> None:
+    r = commands_kb.search("helios get-users")
+    assert r.hits == ()
+    assert r.verdict.kind == "no_match"
+    assert r.verdict.reason == "unknown_command"
+    assert "helios gw users list" in r.suggestions
+
+
+def test_get_command_provides_exact_syntax(commands_kb: KnowledgeBase) -> None:
+    doc = commands_kb.get_command("helios gw users list")
+    assert "helios gw users list" in doc.content
+    assert doc.id == "cmd-gw-users-list"
+
+
+def test_get_command_by_alias(commands_kb: KnowledgeBase) -> None:
+    assert commands_kb.get_command("helios gw users get").id == "cmd-gw-users-get"
+
+
+def test_get_command_never_returns_a_near_miss(commands_kb: KnowledgeBase) -> None:
+    with pytest.raises(NotFound, match="did you mean"):
+        commands_kb.get_command("helios get-users")
+
+
+def test_command_with_arguments_resolves_to_the_command(commands_kb: KnowledgeBase) -> None:
+    r = commands_kb.search("helios sync run --dry-run")
+    assert r.verdict.kind == "answer"
+    assert r.hits[0].doc_id == "cmd-sync-run"
+
+
+def test_command_group_asks_which_command(commands_kb: KnowledgeBase) -> None:
+    r = commands_kb.search("helios gw users")
+    assert r.verdict.kind == "clarify"
+    assert set(r.suggestions) == {"helios gw users get", "helios gw users list"}
+
+
+def test_natural_question_about_a_setting(commands_kb: KnowledgeBase) -> None:
+    r = commands_kb.search("how often does the directory sync", type="setting")
+    assert r.hits[0].doc_id == "setting-sync-interval"

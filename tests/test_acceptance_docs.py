@@ -1,0 +1,103 @@
+"""The acceptance cases of the phased doc-retrieval plan, on the example docs."""
+
+from __future__ import annotations
+
+from groundkb import KnowledgeBase
+
+
+def test_explain_workspace_answers_with_the_workspace_doc_and_its_header_path(
+    docs_kb: KnowledgeBase,
+) -> None:
+    r = docs_kb.search("explain workspace")
+    assert r.verdict.kind == "answer"
+    assert r.hits[0].doc_id == "concepts/workspace"
+    assert r.hits[0].header_path == "Workspace"
+    assert "workspace" in r.hits[0].matched_terms
+
+
+def test_what_is_home_answers_with_the_home_doc(docs_kb: KnowledgeBase) -> None:
+    r = docs_kb.search("what is home")
+    assert r.verdict.kind == "answer"
+    assert r.hits[0].doc_id == "concepts/home"
+
+
+def test_explain_calendar_is_no_match(docs_kb: KnowledgeBase) -> None:
+    r = docs_kb.search("explain calendar")
+    assert r.verdict.kind == "no_match"
+    assert r.hits == ()
+
+
+def test_content_only_match_asks_for_clarification(docs_kb: KnowledgeBase) -> None:
+    r = docs_kb.search("tell me about panels")
+    assert r.verdict.kind == "clarify"
+    assert r.verdict.reason == "no_title_or_keyword_hit"
+    assert r.hits and r.hits[0].doc_id == "concepts/widgets"
+
+
+def test_a_word_naming_two_documents_asks_which_one(docs_kb: KnowledgeBase) -> None:
+    r = docs_kb.search("home")
+    assert r.verdict.kind == "clarify"
+    assert r.verdict.reason == "ambiguous"
+    assert {"Home", "Dashboard"} <= set(r.suggestions)
+
+
+def test_synonym_rewrite_finds_quick_links(docs_kb: KnowledgeBase) -> None:
+    r = docs_kb.search("shortcuts")
+    assert r.verdict.kind == "answer"
+    assert r.hits[0].doc_id == "widgets/quick-links"
+
+
+def test_typo_is_corrected_against_the_index_vocabulary(docs_kb: KnowledgeBase) -> None:
+    r = docs_kb.search("wrkspace")
+    assert r.corrected_query == "workspace"
+    assert r.verdict.kind == "answer"
+    assert r.hits[0].doc_id == "concepts/workspace"
+
+
+def test_two_intents_return_both_documents(docs_kb: KnowledgeBase) -> None:
+    r = docs_kb.search("workspace and widgets")
+    assert r.multi_intent
+    assert r.verdict.kind == "answer"
+    assert [h.doc_id for h in r.hits[:2]] == ["concepts/workspace", "concepts/widgets"]
+
+
+def test_vague_questions_are_no_match(docs_kb: KnowledgeBase) -> None:
+    for q in ("how do I do it", "the thing"):
+        r = docs_kb.search(q)
+        assert r.verdict.kind == "no_match", q
+        assert r.hits == ()
+
+
+def test_section_question_returns_the_section_with_its_header_path(
+    docs_kb: KnowledgeBase,
+) -> None:
+    r = docs_kb.search("editing quick links")
+    assert r.hits[0].doc_id == "widgets/quick-links"
+    assert r.hits[0].header_path == "Quick Links > Editing"
+
+
+def test_every_hit_carries_evidence(docs_kb: KnowledgeBase) -> None:
+    r = docs_kb.search("share a workspace with a team")
+    assert r.hits
+    for h in r.hits:
+        assert 0 < h.score <= 1
+        assert h.matched_terms and h.explanation
+        assert h.content_hash and h.chunk_hash and h.citation.startswith("docs:")
+        assert h.chunk_id.startswith(h.doc_id + "#")
+        assert h.ranks["keyword"] >= 1
+
+
+def test_at_most_two_chunks_per_document(docs_kb: KnowledgeBase) -> None:
+    r = docs_kb.search("workspace notes widgets home dashboard", limit=20)
+    counts: dict[str, int] = {}
+    for h in r.hits:
+        counts[h.doc_id] = counts.get(h.doc_id, 0) + 1
+    assert max(counts.values()) <= 2
+
+
+def test_filters_restrict_type_category_and_source(docs_kb: KnowledgeBase) -> None:
+    r = docs_kb.search("links widget", type="feature")
+    assert r.hits and all(h.type == "feature" for h in r.hits)
+    r = docs_kb.search("widgets", category="concepts")
+    assert r.hits and all(h.category == "concepts" for h in r.hits)
+    assert docs_kb.search("widgets", source="nothing-here").hits == ()

@@ -1,0 +1,90 @@
+"""The MCP server through real MCP client sessions: in memory and as a stdio subprocess."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from groundkb import KnowledgeBase
+from groundkb.serve.mcp import build_server
+
+from .conftest import EXAMPLES
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_tools_are_typed_read_only_and_described(docs_kb: KnowledgeBase) -> None:
+    async with Client(build_server(docs_kb)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert {"search_knowledge", "get_document"} <= set(tools)
+        for tool in tools.values():
+            assert tool.description and tool.annotations is not None
+            assert tool.annotations.read_only_hint is True
+            assert tool.output_schema is not None
+        props = tools["search_knowledge"].input_schema["properties"]
+        assert {"query", "type", "category", "source", "limit"} <= set(props)
+        assert "search_knowledge" in (client.instructions or "")
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_search_returns_verdict_hits_and_evidence(docs_kb: KnowledgeBase, mode: str) -> None:
+    async with Client(build_server(docs_kb), mode=mode) as client:  # type: ignore[arg-type]
+        res = await client.call_tool("search_knowledge", {"query": "explain workspace"})
+        assert not res.is_error
+        data = res.structured_content
+        assert data is not None
+        assert data["verdict"]["kind"] == "answer"
+        hit = data["hits"][0]
+        assert hit["doc_id"] == "concepts/workspace"
+        assert hit["header_path"] and hit["citation"] and hit["matched_terms"] == ["workspace"]
+        miss = await client.call_tool("search_knowledge", {"query": "explain calendar"})
+        assert miss.structured_content is not None
+        assert miss.structured_content["verdict"]["kind"] == "no_match"
+        assert miss.structured_content["hits"] == []
+
+
+async def test_errors_carry_our_code_and_no_traceback(docs_kb: KnowledgeBase) -> None:
+    async with Client(build_server(docs_kb)) as client:
+        res = await client.call_tool("get_document", {"id": "no/such/doc"})
+        assert res.is_error
+        text = res.content[0].text  # type: ignore[union-attr]
+        assert "[not_found]" in text and "Traceback" not in text
+        bad = await client.call_tool("search_knowledge", {"query": "x", "limit": 500})
+        assert bad.is_error
+        blank = await client.call_tool("search_knowledge", {"query": "   "})
+        assert blank.is_error and "[invalid_input]" in blank.content[0].text  # type: ignore[union-attr]
+
+
+async def test_documents_are_resources(docs_kb: KnowledgeBase) -> None:
+    async with Client(build_server(docs_kb)) as client:
+        templates = (await client.list_resource_templates()).resource_templates
+        assert any(t.uri_template == "kb://docs/{doc_id}" for t in templates)
+        res = await client.read_resource("kb://docs/concepts%2Fnotes")
+        text = res.contents[0].text  # type: ignore[union-attr]
+        assert text.startswith("# Notes")
+
+
+async def test_get_document_returns_the_full_entry(commands_kb: KnowledgeBase) -> None:
+    async with Client(build_server(commands_kb)) as client:
+        res = await client.call_tool("get_document", {"id": "cmd-gw-users-list#0"})
+        assert not res.is_error and res.structured_content is not None
+        assert res.structured_content["command"] == "helios gw users list"
+        assert res.structured_content["examples"][0]["code"] == "helios gw users list"
+
+
+async def test_stdio_server_subprocess_answers_searches(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    with KnowledgeBase.open(db) as kb:
+        assert kb.ingest(EXAMPLES / "entries", source="commands").ok
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "groundkb", "--db", str(db), "serve"]
+    )
+    async with Client(params) as client:
+        res = await client.call_tool("search_knowledge", {"query": "helios get-users"})
+        assert res.structured_content is not None
+        assert res.structured_content["hits"] == []
+        assert res.structured_content["verdict"]["reason"] == "unknown_command"
+        assert "helios gw users list" in res.structured_content["suggestions"]
