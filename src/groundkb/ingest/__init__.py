@@ -21,10 +21,11 @@ from ..store.base import Store
 from .base import LoadContext, Loaded, Loader
 from .entries import EntriesLoader
 from .markdown import MarkdownLoader
+from .records import RecordsLoader
 
 log = logging.getLogger(__name__)
 
-LOADERS: tuple[Loader, ...] = (MarkdownLoader(), EntriesLoader())
+LOADERS: tuple[Loader, ...] = (MarkdownLoader(), EntriesLoader(), RecordsLoader())
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
 Progress = Callable[[int, int, str], None]

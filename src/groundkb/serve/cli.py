@@ -204,6 +204,37 @@ def settings_cmd(ctx: click.Context, markdown: bool) -> None:
             click.echo(f"{key} = {value!r}")
 
 
+@cli.command("eval")
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--mode",
+    type=click.Choice(["keyword"]),
+    default="keyword",
+    show_default=True,
+    help="Retrieval mode to evaluate.",
+)
+@click.option("--max-queries", type=click.IntRange(1), help="Evaluate only the first N queries.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def eval_cmd(
+    ctx: click.Context, dataset: str, mode: str, max_queries: int | None, as_json: bool
+) -> None:
+    """Evaluate retrieval on a BEIR-format DATASET (corpus.jsonl, queries.jsonl, qrels.tsv).
+
+    Builds a throwaway index and reports nDCG@10, Recall@10/100, MRR@10, hit@1,
+    latency p50/p95 and ingest throughput.
+    """
+    from ..evaluate import evaluate
+    from .render import to_data, to_json
+
+    report = evaluate(dataset, _settings(ctx), mode=mode, max_queries=max_queries)
+    if as_json:
+        click.echo(to_json(report))
+        return
+    for key, value in to_data(report).items():
+        click.echo(f"{key:>20}: {value}")
+
+
 @cli.command()
 @click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")

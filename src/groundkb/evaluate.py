@@ -1,0 +1,153 @@
+"""Retrieval evaluation on BEIR-format datasets (corpus.jsonl, queries.jsonl, qrels.tsv).
+
+Builds a throwaway index of the corpus, runs every judged query through the same
+``KnowledgeBase.search`` agents use, and reports ranking quality (nDCG@10, Recall@10,
+Recall@100, MRR@10, hit@1, computed per document), latency and ingest throughput.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .api import KnowledgeBase
+from .errors import InvalidInput
+from .settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class EvalReport:
+    dataset: str
+    mode: str
+    documents: int
+    chunks: int
+    queries: int
+    ndcg_at_10: float
+    recall_at_10: float
+    recall_at_100: float
+    mrr_at_10: float
+    hit_at_1: float
+    latency_p50_ms: float
+    latency_p95_ms: float
+    ingest_seconds: float
+    ingest_chunks_per_s: float
+    verdicts: Mapping[str, int] = field(default_factory=dict)
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8") as f:
+        header = f.readline().split()
+        if header[:2] != ["query-id", "corpus-id"]:
+            raise InvalidInput(f"{path}: expected a 'query-id corpus-id score' header")
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2:
+                score = int(float(parts[2])) if len(parts) > 2 else 1
+                qrels.setdefault(parts[0], {})[parts[1]] = score
+    return qrels
+
+
+def read_queries(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                rec = json.loads(line)
+                out[str(rec.get("id", rec.get("_id")))] = str(rec["text"])
+    return out
+
+
+def ndcg_at(ranked: list[str], rels: Mapping[str, int], k: int = 10) -> float:
+    dcg = sum(rels.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted((r for r in rels.values() if r > 0), reverse=True)[:k]
+    idcg = sum(r / math.log2(i + 2) for i, r in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall_at(ranked: list[str], rels: Mapping[str, int], k: int) -> float:
+    relevant = {d for d, r in rels.items() if r > 0}
+    return len(relevant & set(ranked[:k])) / len(relevant) if relevant else 0.0
+
+
+def mrr_at(ranked: list[str], rels: Mapping[str, int], k: int = 10) -> float:
+    for i, d in enumerate(ranked[:k]):
+        if rels.get(d, 0) > 0:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def evaluate(
+    dataset: str | Path,
+    settings: Settings | None = None,
+    *,
+    mode: str = "keyword",
+    max_queries: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> EvalReport:
+    root = Path(dataset)
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels.tsv"):
+        if not (root / name).is_file():
+            raise InvalidInput(f"{root} is not a BEIR dataset: {name} is missing")
+    if mode != "keyword":
+        raise InvalidInput(f"unknown mode {mode!r}; available: keyword")
+    qrels = read_qrels(root / "qrels.tsv")
+    queries = read_queries(root / "queries.jsonl")
+    judged = [(qid, queries[qid]) for qid in sorted(qrels) if qid in queries]
+    if max_queries:
+        judged = judged[:max_queries]
+    base = settings or Settings()
+    with tempfile.TemporaryDirectory(prefix="groundkb-eval-") as tmp:
+        s = base.replace(db=str(Path(tmp) / "eval.db"), max_chunks_per_doc=1)
+        with KnowledgeBase.open(settings=s) as kb:
+            report = kb.ingest(root / "corpus.jsonl", source="eval")
+            if report.errors:
+                raise InvalidInput(f"{report.errors[0]} ({len(report.errors)} problems)")
+            stats = kb.stats()
+            ndcg, r10, r100, mrr, hit1, latency = [], [], [], [], [], []
+            verdicts: dict[str, int] = {}
+            for n, (qid, text) in enumerate(judged, 1):
+                started = time.perf_counter()
+                result = kb.search(text, limit=100)
+                latency.append((time.perf_counter() - started) * 1000)
+                ranked = [h.doc_id for h in result.hits]
+                rels = qrels[qid]
+                ndcg.append(ndcg_at(ranked, rels))
+                r10.append(recall_at(ranked, rels, 10))
+                r100.append(recall_at(ranked, rels, 100))
+                mrr.append(mrr_at(ranked, rels))
+                hit1.append(1.0 if ranked and rels.get(ranked[0], 0) > 0 else 0.0)
+                verdicts[result.verdict.kind] = verdicts.get(result.verdict.kind, 0) + 1
+                if progress:
+                    progress(n, len(judged))
+    mean = statistics.fmean
+    return EvalReport(
+        dataset=root.name,
+        mode=mode,
+        documents=stats.documents,
+        chunks=stats.chunks,
+        queries=len(judged),
+        ndcg_at_10=round(mean(ndcg), 4) if ndcg else 0.0,
+        recall_at_10=round(mean(r10), 4) if r10 else 0.0,
+        recall_at_100=round(mean(r100), 4) if r100 else 0.0,
+        mrr_at_10=round(mean(mrr), 4) if mrr else 0.0,
+        hit_at_1=round(mean(hit1), 4) if hit1 else 0.0,
+        latency_p50_ms=round(percentile(latency, 0.5), 2),
+        latency_p95_ms=round(percentile(latency, 0.95), 2),
+        ingest_seconds=round(report.seconds, 2),
+        ingest_chunks_per_s=round(stats.chunks / report.seconds, 1) if report.seconds else 0.0,
+        verdicts=verdicts,
+    )
