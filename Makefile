@@ -40,7 +40,7 @@ check: install
 
 ## bench: quality and speed benchmarks (writes benchmarks/results/)
 bench: install
-	$(PY) benchmarks/keyword.py
+	$(PY) benchmarks/keyword_search.py
 
 clean:
 	rm -rf $(VENV) examples/example.db*

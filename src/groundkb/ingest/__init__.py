@@ -1,9 +1,27 @@
-"""Ingestion: find files, load them with the loader for their suffix, write what changed.
+"""Ingestion: find files, pick a loader for each, write what changed.
 
 A source is a set. Ingesting a path into a source inserts new documents, rewrites only
 changed chunks, skips unchanged files without parsing them (by a hash of their bytes),
 and deletes documents that disappeared. Documents of a file that failed to load are
 kept as they were, so a broken edit never loses knowledge.
+
+**Which loader reads a file.** The suffix gives the candidates, in this order; the first
+whose cheap content sniff accepts the file wins, and the last always does:
+
+=====================  ====================================================================
+``.json .yaml .yml``   ``openapi`` (top-level ``openapi``/``swagger`` version key), then
+                       ``catalog`` (top-level ``commands:`` list), then ``entries``
+``.md .markdown .mdx`` ``tldr`` (the whole page is tldr-shaped: ``# name``, ``> lines``,
+                       ``- description:`` and `` `code` `` lines only), then ``markdown``
+``.jsonl``             ``records``
+=====================  ====================================================================
+
+``ingest_path(..., loader="tldr")`` forces one loader for every file it has a suffix for.
+JSON/YAML files referenced through ``$ref`` by an OpenAPI spec in the same ingest are
+part of that spec and produce no documents of their own (see ``openapi.py``).
+
+:func:`ingest_python_cli` makes a source equal to the commands of a Python CLI object
+(argparse, click or typer), through the same writer as files.
 """
 
 from __future__ import annotations
@@ -13,30 +31,61 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from ..errors import Conflict, GroundKBError, InvalidInput
-from ..models import FileError, IngestReport, Source, SourceKind
+from ..errors import InvalidInput
+from ..models import FileError, IngestReport
 from ..store.base import Store
 from .base import LoadContext, Loaded, Loader
+from .catalog import CatalogLoader
 from .entries import EntriesLoader
 from .markdown import MarkdownLoader
+from .oas_schema import referenced_files
+from .openapi import OpenAPILoader
 from .records import RecordsLoader
+from .tldr import TldrLoader
+from .writer import SourceWriter
 
 log = logging.getLogger(__name__)
 
-LOADERS: tuple[Loader, ...] = (MarkdownLoader(), EntriesLoader(), RecordsLoader())
+# Order matters: for one suffix, earlier loaders are sniffed first; the last one is the fallback.
+LOADERS: tuple[Loader, ...] = (
+    OpenAPILoader(),
+    CatalogLoader(),
+    EntriesLoader(),
+    TldrLoader(),
+    MarkdownLoader(),
+    RecordsLoader(),
+)
+LOADER_NAMES: tuple[str, ...] = tuple(loader.name for loader in LOADERS)
 MAX_FILE_BYTES = 64 * 1024 * 1024
+_STRUCTURED = (".json", ".yaml", ".yml")
 
 Progress = Callable[[int, int, str], None]
 
 
-def loader_for(path: str) -> Loader | None:
+def loader_for(path: str, data: bytes | None = None, forced: str | None = None) -> Loader | None:
+    """The loader for a file name (and content, when given); None for unsupported files.
+
+    Without ``data`` the fallback loader of the suffix is returned. ``forced`` names a
+    loader to use whenever it handles the suffix.
+    """
     low = path.lower()
-    for loader in LOADERS:
-        if low.endswith(loader.suffixes):
+    candidates = [loader for loader in LOADERS if low.endswith(loader.suffixes)]
+    if not candidates:
+        return None
+    if forced:
+        chosen = [c for c in candidates if c.name == forced]
+        if chosen:
+            return chosen[0]
+    if data is None:
+        return candidates[-1]
+    for loader in candidates[:-1]:
+        if loader.sniff(data):
             return loader
-    return None
+    return candidates[-1]
 
 
 def discover(root: Path) -> Iterator[tuple[Path, str]]:
@@ -53,12 +102,57 @@ def discover(root: Path) -> Iterator[tuple[Path, str]]:
             yield full, full.relative_to(root).as_posix()
 
 
-def _kind(loaded_by: set[str]) -> SourceKind:
-    if loaded_by == {"markdown"}:
-        return "docs"
-    if loaded_by == {"entries"}:
-        return "entries"
-    return "mixed"
+@dataclass
+class _Planned:
+    file: Path
+    rel: str
+    loader: Loader | None = None  # None: unreadable (the error says why)
+    error: str = ""
+    refs: list[Path] = field(default_factory=list)  # files a spec refers to
+    part_of_spec: bool = False
+
+
+def _read(file: Path) -> bytes:
+    size = file.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise OSError(f"file is larger than {MAX_FILE_BYTES // 2**20} MiB")
+    return file.read_bytes()
+
+
+def _plan(files: list[tuple[Path, str]], forced: str | None) -> list[_Planned]:
+    """Pick each file's loader from its content; mark files that belong to a split spec."""
+    plan: list[_Planned] = []
+    claimed: set[Path] = set()
+    for file, rel in files:
+        item = _Planned(file, rel)
+        try:
+            data = _read(file)
+        except OSError as exc:
+            item.error = f"cannot read: {exc.strerror or exc}"
+            plan.append(item)
+            continue
+        item.loader = loader_for(rel, data, forced)
+        if item.loader is not None and item.loader.name == "openapi":
+            item.refs = referenced_files(data, file)
+            claimed.update(r for r in item.refs if r.suffix.lower() in _STRUCTURED)
+        plan.append(item)
+    if claimed:
+        for item in plan:
+            is_spec = item.loader is not None and item.loader.name == "openapi"
+            if not is_spec and item.file.resolve() in claimed:
+                item.part_of_spec = True
+    return plan
+
+
+def _file_hash(loader: Loader, max_chunk_tokens: int, data: bytes, refs: list[Path]) -> str:
+    h = hashlib.sha1(f"{loader.name}:{loader.version}:{max_chunk_tokens}:".encode() + data)
+    for ref in sorted(refs):
+        h.update(b"\x00" + str(ref).encode("utf-8", "surrogateescape") + b"\x00")
+        try:
+            h.update(ref.read_bytes())
+        except OSError:
+            h.update(b"<unreadable>")
+    return h.hexdigest()[:16]
 
 
 def ingest_path(
@@ -68,143 +162,89 @@ def ingest_path(
     *,
     max_chunk_tokens: int = 500,
     progress: Progress | None = None,
+    loader: str | None = None,
 ) -> IngestReport:
+    """Make source ``source`` equal to the documents of the files under ``path``.
+
+    ``loader`` forces a loader by name (one of :data:`LOADER_NAMES`) for the files whose
+    suffix it handles, instead of choosing by content.
+    """
     started = time.perf_counter()
     root = Path(path)
     if not root.exists():
         raise InvalidInput(f"{root} does not exist")
     if not source or not source.strip():
         raise InvalidInput("a source name is required")
+    if loader is not None and loader not in LOADER_NAMES:
+        raise InvalidInput(f"unknown loader {loader!r}; expected one of {', '.join(LOADER_NAMES)}")
     if root.is_file() and loader_for(root.name) is None:
-        suffixes = sorted({s for loader in LOADERS for s in loader.suffixes})
+        suffixes = sorted({s for ld in LOADERS for s in ld.suffixes})
         raise InvalidInput(f"{root}: unsupported file type; expected one of {' '.join(suffixes)}")
     files = list(discover(root))
-    previous = store.get_source(source)
-    states = store.doc_states(source)
-    by_origin: dict[str, list[str]] = {}
-    for state in states.values():
-        by_origin.setdefault(state.origin, []).append(state.id)
-    origin_hash = {s.origin: s.origin_hash for s in states.values()}
-
-    errors: list[FileError] = []
-    keep_origins: set[str] = set()  # files that failed: their old documents stay
-    seen: dict[str, str] = {}  # doc id -> origin that produced it in this run
-    counts = {"inserted": 0, "updated": 0, "unchanged": 0}
-    chunks_written = 0
-    loaders_used: set[str] = set()
-    store.put_source(
-        Source(
-            source,
-            previous.kind if previous else "mixed",
-            str(root.resolve()),
-            previous.groups if previous else (),
-        )
-    )
-
-    for n, (file, rel) in enumerate(files, 1):
+    plan = _plan(files, loader)
+    writer = SourceWriter(store, source, str(root.resolve()), started)
+    for n, item in enumerate(plan, 1):
         if progress:
-            progress(n, len(files), rel)
-        loader = loader_for(rel)
-        assert loader is not None
-        loaders_used.add(loader.name)
+            progress(n, len(plan), item.rel)
+        if item.part_of_spec:
+            continue
+        if item.loader is None:
+            writer.fail(item.rel, [FileError(item.rel, item.error)])
+            continue
+        ld = item.loader
+        writer.loaders_used.add(ld.name)
         try:
-            size = file.stat().st_size
-            if size > MAX_FILE_BYTES:
-                raise OSError(f"file is larger than {MAX_FILE_BYTES // 2**20} MiB")
-            data = file.read_bytes()
+            data = _read(item.file)
         except OSError as exc:
-            errors.append(FileError(rel, f"cannot read: {exc.strerror or exc}"))
-            keep_origins.add(rel)
+            writer.fail(item.rel, [FileError(item.rel, f"cannot read: {exc.strerror or exc}")])
             continue
-        fhash = hashlib.sha1(
-            f"{loader.name}:{loader.version}:{max_chunk_tokens}:".encode() + data
-        ).hexdigest()[:16]
-        if origin_hash.get(rel) == fhash and fhash:
-            for doc_id in by_origin.get(rel, ()):
-                seen[doc_id] = rel
-            counts["unchanged"] += len(by_origin.get(rel, ()))
+        fhash = _file_hash(ld, max_chunk_tokens, data, item.refs)
+        if writer.unchanged(item.rel, fhash):
             continue
-        ctx = LoadContext(source, rel, fhash, max_chunk_tokens)
-        loaded, file_errors = loader.load(data, ctx)
-        if file_errors:
-            errors.extend(file_errors)
-            keep_origins.add(rel)
-            # Record no origin hash, so the next run parses this file again.
-            loaded = [_without_origin_hash(item) for item in loaded]
-        fresh: list[Loaded] = []
-        for item in loaded:
-            other = seen.get(item.doc.id)
-            if other is not None:
-                where = "earlier in this file" if other == rel else f"also in {other}"
-                errors.append(FileError(rel, f"duplicate id {item.doc.id!r} ({where})", "id"))
-                keep_origins.add(rel)
-                continue
-            seen[item.doc.id] = rel
-            fresh.append(item)
-        owners = store.owners(item.doc.id for item in fresh)
-        for item in fresh:
-            owner = owners.get(item.doc.id)
-            if owner is not None and owner != source:
-                errors.append(
-                    FileError(rel, f"id {item.doc.id!r} already belongs to source {owner!r}", "id")
-                )
-                del seen[item.doc.id]
-                continue
-            try:
-                result = store.write(item.doc, item.chunks)
-            except Conflict as exc:
-                errors.append(FileError(rel, exc.message, "id"))
-                del seen[item.doc.id]
-                continue
-            except GroundKBError as exc:
-                errors.append(FileError(rel, exc.message))
-                keep_origins.add(rel)
-                continue
-            counts[result.status] += 1
-            chunks_written += result.chunks_written
-
-    stale = [
-        doc_id
-        for doc_id, state in states.items()
-        if doc_id not in seen and state.origin not in keep_origins
-    ]
-    deleted = store.delete_documents(stale)
-    store.put_source(
-        Source(
-            source,
-            _kind(loaders_used) if loaders_used else "mixed",
-            str(root.resolve()),
-            previous.groups if previous else (),
+        ctx = LoadContext(
+            source, item.rel, fhash, max_chunk_tokens, str(item.file.parent.resolve())
         )
-    )
-    report = IngestReport(
-        source=source,
-        inserted=counts["inserted"],
-        updated=counts["updated"],
-        unchanged=counts["unchanged"],
-        deleted=deleted,
-        chunks_written=chunks_written,
-        files=len(files),
-        errors=tuple(errors),
-        seconds=time.perf_counter() - started,
-    )
-    log.info(
-        "ingested %s into %r: %d inserted, %d updated, %d unchanged, %d deleted, %d errors",
-        root,
-        source,
-        report.inserted,
-        report.updated,
-        report.unchanged,
-        report.deleted,
-        len(errors),
-    )
-    return report
+        loaded, file_errors = ld.load(data, ctx)
+        writer.add(item.rel, loaded, file_errors)
+    return writer.finish(len(files))
 
 
-def _without_origin_hash(item: Loaded) -> Loaded:
-    from dataclasses import replace
+def ingest_python_cli(
+    store: Store,
+    target: str | Any,
+    source: str,
+    *,
+    program: str | None = None,
+    max_chunk_tokens: int = 500,
+) -> IngestReport:
+    """Make source ``source`` equal to the commands of a Python CLI.
 
-    return Loaded(replace(item.doc, origin_hash=""), item.chunks)
+    ``target`` is ``"package.module:object"`` (imported, so its module code runs) or the
+    object itself: an ``argparse.ArgumentParser``, a click command or group, a
+    ``typer.Typer`` app, or a callable returning one of these. ``program`` overrides the
+    program name (default: the click command name or the parser's ``prog``).
+    """
+    from .pycli import describe_target, load_cli
+
+    started = time.perf_counter()
+    if not source or not source.strip():
+        raise InvalidInput("a source name is required")
+    origin = describe_target(target)
+    loaded, errors = load_cli(target, source, program=program, max_chunk_tokens=max_chunk_tokens)
+    writer = SourceWriter(store, source, origin, started)
+    writer.loaders_used.add("pycli")
+    writer.add(origin, loaded, errors)
+    return writer.finish(1)
 
 
-__all__ = ["LOADERS", "LoadContext", "Loaded", "Loader", "discover", "ingest_path", "loader_for"]
+__all__ = [
+    "LOADERS",
+    "LOADER_NAMES",
+    "LoadContext",
+    "Loaded",
+    "Loader",
+    "discover",
+    "ingest_path",
+    "ingest_python_cli",
+    "loader_for",
+]

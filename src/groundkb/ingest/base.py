@@ -1,4 +1,4 @@
-"""The Loader protocol, shared helpers, and the registry of loaders by file suffix."""
+"""The Loader protocol and helpers shared by the loaders."""
 
 from __future__ import annotations
 
@@ -25,19 +25,28 @@ class LoadContext:
     origin: str  # the file's path relative to the ingested root, '/'-separated
     origin_hash: str
     max_chunk_tokens: int
+    # The absolute directory holding the file; relative references (an OpenAPI `$ref`
+    # to another file) resolve against it. '' when the content is not from a file.
+    base_dir: str = ""
 
 
 class Loader(Protocol):
     """Turns one file's bytes into documents.
 
-    ``load`` never raises for bad content: it returns what it could load plus one
-    :class:`FileError` per problem (file, field, message). A file that yields nothing
-    and no errors is simply empty.
+    ``sniff`` decides from the bytes whether a file of one of ``suffixes`` is in this
+    loader's format; it is cheap (no full parse), never raises, and the last loader
+    registered for a suffix accepts anything. ``load`` never raises for bad content: it
+    returns what it could load plus one :class:`FileError` per problem (file, field,
+    message). A file that yields nothing and no errors is simply empty. ``version``
+    changes whenever the documents produced for the same bytes change, so that
+    unchanged files are parsed again after an upgrade.
     """
 
     name: str
     version: str
     suffixes: tuple[str, ...]
+
+    def sniff(self, data: bytes) -> bool: ...
 
     def load(self, data: bytes, ctx: LoadContext) -> tuple[list[Loaded], list[FileError]]: ...
 

@@ -224,6 +224,9 @@ class EntriesLoader:
     version = "1"
     suffixes: tuple[str, ...] = (".json", ".yaml", ".yml")
 
+    def sniff(self, data: bytes) -> bool:
+        return True
+
     def load(self, data: bytes, ctx: LoadContext) -> tuple[list[Loaded], list[FileError]]:
         try:
             parsed = parse_structured(decode_text(data, ctx.origin), ctx.origin)

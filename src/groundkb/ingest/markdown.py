@@ -67,6 +67,9 @@ class MarkdownLoader:
     version = "1"
     suffixes: tuple[str, ...] = (".md", ".markdown", ".mdx")
 
+    def sniff(self, data: bytes) -> bool:
+        return True
+
     def load(self, data: bytes, ctx: LoadContext) -> tuple[list[Loaded], list[FileError]]:
         path = ctx.origin
         try:

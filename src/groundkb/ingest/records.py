@@ -60,6 +60,9 @@ class RecordsLoader:
     version = "1"
     suffixes: tuple[str, ...] = (".jsonl",)
 
+    def sniff(self, data: bytes) -> bool:
+        return True
+
     def load(self, data: bytes, ctx: LoadContext) -> tuple[list[Loaded], list[FileError]]:
         try:
             text = decode_text(data, ctx.origin)

@@ -30,7 +30,15 @@ from dataclasses import dataclass, replace
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from ..analyze.text import Alternative, Analyzer, Clause, ParsedQuery, canonical_phrase, tokenize
+from ..analyze.text import (
+    Alternative,
+    Analyzer,
+    Clause,
+    ParsedQuery,
+    canonical_phrase,
+    stem,
+    tokenize,
+)
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
 from ..settings import Settings
@@ -44,6 +52,9 @@ MAX_QUERY_CHARS = 2000
 FIELD_FACTOR = {"title": 1.0, "aliases": 1.0, "keywords": 0.8, "header": 0.7, "body": 0.4}
 MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "typo": 0.8, "synonym": 0.5}
 _SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
+
+
+_Ranked = tuple[float, KeywordMatch, str, bool]  # rank, match, exact ("title"/"alias"/""), in title
 
 
 @dataclass
@@ -101,10 +112,6 @@ class Searcher:
             )
         return self._derived
 
-    def idf(self, term_df: int) -> float:
-        n = self.derived().n_chunks
-        return math.log(1.0 + (n - term_df + 0.5) / (term_df + 0.5))
-
     # ------------------------------------------------------------------ search
     def search(
         self, query: str, filters: Filters | None = None, limit: int | None = None
@@ -143,7 +150,7 @@ class Searcher:
     def parse(self, text: str) -> tuple[ParsedQuery, str]:
         """Analyze a query and correct words the index does not know."""
         d = self.derived()
-        parsed = self.analyzer.parse(text, d.vocab, d.known_terms)
+        parsed = self.analyzer.parse(text, d.known_terms)
         if not self.settings.typo_correction:
             return parsed, ""
         clauses: list[Clause] = []
@@ -158,7 +165,7 @@ class Searcher:
                 clauses.append(clause)
                 continue
             corrections[word] = fixed
-            fixed_clause = self.analyzer.parse(fixed, d.vocab, d.known_terms).clauses
+            fixed_clause = self.analyzer.parse(fixed, d.known_terms).clauses
             alts = [Alternative(a.tokens, "typo") for c in fixed_clause for a in c.alternatives]
             clauses.append(Clause(word, tuple(alts) or (Alternative((fixed,), "typo"),)))
         corrected = ""
@@ -185,7 +192,7 @@ class Searcher:
         if not parsed.clauses:
             verdict = decide([], parsed, self.settings)
             return SearchResult(text, verdict, (), terms=terms)
-        pool = max(self.settings.candidates, limit * 5)
+        pool = max(self.settings.candidates, limit * 2)
         matches = self.store.keyword_search(
             KeywordQuery(
                 clauses=[[a.tokens for a in c.alternatives] for c in parsed.clauses],
@@ -194,7 +201,11 @@ class Searcher:
                 limit=pool,
             )
         )
-        scored = sorted((self._score(m, parsed) for m in matches), key=lambda s: -s.rank)
+        # Rank every candidate (cheap), then gather evidence for the ones that can be shown.
+        ranked = sorted((self._rank(m, parsed) for m in matches), key=lambda r: -r[0])
+        keep = limit * max(1, self.settings.max_chunks_per_doc) + 10
+        clause_weights = self._clause_weights(parsed)
+        scored = [self._score(r, parsed, clause_weights) for r in ranked[:keep]]
         verdict = decide(scored, parsed, self.settings)
         if verdict.reason in ("definition", "exact_title"):
             scored = _lead_first(scored)
@@ -216,8 +227,36 @@ class Searcher:
         )
 
     # ---------------------------------------------------------------- scoring
-    def _score(self, m: KeywordMatch, parsed: ParsedQuery) -> Scored:
-        vocab = self.derived().vocab
+    def _clause_weights(self, parsed: ParsedQuery) -> list[float]:
+        """idf of each clause: its rarest-but-present alternative's document frequency."""
+        d = self.derived()
+        out = []
+        for clause in parsed.clauses:
+            dfs = [min(d.vocab.get(t, 0) for t in a.tokens) for a in clause.alternatives]
+            df = max([x for x in dfs if x > 0], default=0)
+            out.append(math.log(1.0 + (d.n_chunks - df + 0.5) / (df + 0.5)))
+        return out
+
+    def _rank(self, m: KeywordMatch, parsed: ParsedQuery) -> _Ranked:
+        """BM25 × (1 + boost), and whether the query phrase is the title or an alias."""
+        phrase = tuple(stem(t) for t in parsed.phrase)
+        exact = ""
+        in_title = False
+        if phrase:
+            aliases = _aliases(m)
+            title = m.fields["title"]
+            title_tokens = tuple(t for t in title.split() if t not in self.analyzer.stop_words)
+            if title_tokens == phrase:
+                exact = "title"
+            elif any(tuple(a.split()) == phrase for a in aliases):
+                exact = "alias"
+            in_title = len(phrase) > 1 and any(_contains(t, phrase) for t in (title, *aliases))
+        boost = self.settings.title_phrase_boost
+        rank = m.score * (1 + (2 * boost if exact else boost if in_title else 0.0))
+        return rank, m, exact, in_title
+
+    def _score(self, r: _Ranked, parsed: ParsedQuery, clause_weights: list[float]) -> Scored:
+        rank, m, exact, in_title = r
         total = 0.0
         got = 0.0
         matched: list[str] = []
@@ -225,9 +264,7 @@ class Searcher:
         guard = False
         best_kind_factor = 1.0
         name_factor = self._name_factor(m, parsed)
-        for clause in parsed.clauses:
-            dfs = [min(vocab.get(t, 0) for t in a.tokens) for a in clause.alternatives]
-            weight = self.idf(max([df for df in dfs if df > 0], default=0))
+        for clause, weight in zip(parsed.clauses, clause_weights, strict=True):
             total += weight
             best = 0.0
             where = ""
@@ -248,35 +285,18 @@ class Searcher:
                     guard = True
                 shown = " ".join(via.tokens)
                 note = (
-                    f"{where}: {shown}"
-                    if shown == clause.original
+                    f"{where}: {clause.original}"
+                    if via.kind == "exact" and len(clause.alternatives) == 1
                     else (f"{where}: {clause.original} → {shown} ({via.kind})")
                 )
                 explain.append(note)
                 best_kind_factor = min(best_kind_factor, MATCH_FACTOR[via.kind])
         score = got / total if total else 0.0
-        phrase = parsed.phrase
-        exact = ""
-        in_title = False
-        if phrase:
-            aliases = _aliases(m)
-            title_tokens = tuple(
-                t for t in m.fields["title"].split() if t not in self.analyzer.stop_words
-            )
-            if title_tokens == phrase:
-                exact = "title"
-            elif any(tuple(a.split()) == phrase for a in aliases):
-                exact = "alias"
-            in_title = len(phrase) > 1 and any(
-                _contains(t, phrase) for t in (m.fields["title"], *aliases)
-            )
         if exact and len(matched) == len(parsed.clauses):
             score = max(score, best_kind_factor)
             explain.insert(0, f"exact {exact}")
         elif in_title:
             explain.insert(0, "query phrase in title")
-        boost = self.settings.title_phrase_boost
-        rank = m.score * (1 + (2 * boost if exact else boost if in_title else 0.0))
         return Scored(
             match=m,
             rank=rank,
@@ -421,7 +441,8 @@ def _lead_first(scored: list[Scored]) -> list[Scored]:
 
 
 def _aliases(m: KeywordMatch) -> list[str]:
-    return [" ".join(tokenize(a)) for a in m.doc.aliases]
+    """The document's aliases as stems, for comparing with a (stemmed) query phrase."""
+    return [" ".join(stem(t) for t in tokenize(a)) for a in m.doc.aliases]
 
 
 def _distinct_titles(scored: Sequence[Scored], n: int) -> tuple[str, ...]:
@@ -440,13 +461,23 @@ def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
     if len(flat) <= width:
         return flat
     words = {w for t in terms for w in tokenize(t)}
-    best, best_at = -1, 0
-    positions = [m.start() for m in re.finditer(r"\S+", flat)]
-    for start in positions[:: max(1, len(positions) // 200)]:
-        window = tokenize(flat[start : start + width])
-        hits = sum(1 for w in window if w in words or w.rstrip("s") in words)
-        if hits > best:
-            best, best_at = hits, start
+    if not words:
+        return flat[:width].rsplit(" ", 1)[0] + "…"
+    forms = sorted(words | {w + "s" for w in words}, key=len, reverse=True)
+    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, forms)) + r")(?![^\W_])", re.I)
+    # Offsets of matched words; the best window starts at one of them.
+    starts = [m.start() for m in pattern.finditer(flat)]
+    best, best_at = 0, 0
+    j = 0
+    for i, start in enumerate(starts):
+        j = max(j, i)
+        while j < len(starts) and starts[j] < start + width:
+            j += 1
+        if j - i > best:
+            best, best_at = j - i, start
+    if best_at:  # begin at a word boundary a little before the first match
+        back = flat.rfind(" ", 0, max(0, best_at - 40))
+        best_at = back + 1 if back >= 0 else 0
     cut = flat[best_at : best_at + width].rsplit(" ", 1)[0]
     return ("…" if best_at else "") + cut + "…"
 

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from ..analyze.text import TOKENIZER_VERSION, tokenize
+from ..analyze.text import TOKENIZER_VERSION, analyzed_fields
 from ..errors import Conflict, IndexMismatch, InvalidInput, StoreError
 from ..models import Chunk, Document, Example, Filters, Source, SourceInfo, Stats
 from .base import FIELDS, DocSummary, KeywordMatch, KeywordQuery, StoredDoc, WriteResult
@@ -88,13 +90,7 @@ def _now() -> str:
 
 
 def _analyzed(doc: Document, chunk: Chunk) -> tuple[str, str, str, str, str]:
-    return (
-        " ".join(tokenize(doc.title)),
-        " ".join(tokenize(" | ".join(doc.aliases))),
-        " ".join(tokenize(" | ".join(doc.keywords))),
-        " ".join(tokenize(chunk.header_path)),
-        " ".join(tokenize(chunk.text)),
-    )
+    return analyzed_fields(doc.title, doc.aliases, doc.keywords, chunk.header_path, chunk.text)
 
 
 def _statements(script: str) -> Iterator[str]:
@@ -107,6 +103,36 @@ def _statements(script: str) -> Iterator[str]:
             buf = ""
     if buf.strip():
         yield buf.strip()
+
+
+# A word in more than COMMON_RATIO of the chunks of an index of COMMON_MIN_ROWS or more
+# is scored in Python for the candidates instead of by FTS5 (see keyword_search).
+COMMON_MIN_ROWS = 20_000
+COMMON_RATIO = 0.01
+BM25_K1 = 1.2  # FTS5's constants
+BM25_B = 0.75
+
+
+def _bm25_share(
+    terms: Sequence[str],
+    dfs: dict[str, int],
+    n_rows: int,
+    avgdl: float,
+    fields: dict[str, str],
+    weights: Sequence[float],
+) -> float:
+    """FTS5's bm25() contribution of single-word phrases ``terms`` to one row."""
+    columns = [Counter(text.split()) for text in fields.values()]
+    length = sum(c.total() for c in columns)
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * length / avgdl)
+    total = 0.0
+    for term in terms:
+        freq = sum(w * col[term] for w, col in zip(weights, columns, strict=True) if term in col)
+        if freq:
+            df = dfs.get(term, 0)
+            idf = max(math.log((n_rows - df + 0.5) / (df + 0.5)), 1e-6)
+            total += idf * freq * (BM25_K1 + 1) / (freq + norm)
+    return total
 
 
 def _fts_phrase(tokens: tuple[str, ...]) -> str:
@@ -135,6 +161,7 @@ class SQLiteStore:
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.path = str(path)
         self._lock = threading.RLock()
+        self._stats_cache: tuple[int, int, float] | None = None
         if self.path != ":memory:":
             parent = Path(self.path).parent
             if read_only and not Path(self.path).exists():
@@ -480,11 +507,29 @@ class SQLiteStore:
 
     # -------------------------------------------------------------------- search
     def keyword_search(self, query: KeywordQuery) -> list[KeywordMatch]:
+        """Top chunks by FTS5 BM25 over the OR of every alternative.
+
+        On a large index, single words found in more than ``COMMON_RATIO`` of the chunks
+        are left out of the FTS5 query (they would make it score most of the index) and
+        their exact BM25 share is added here, the same formula FTS5 uses, to the
+        candidates the rarer words found — the "common terms" strategy of Lucene.
+        """
         phrases = sorted({alt for clause in query.clauses for alt in clause if alt})
         if not phrases or query.limit <= 0:
             return []
-        match = " OR ".join(_fts_phrase(p) for p in phrases)
         weights = [float(query.weights.get(f, 1.0)) for f in FIELDS]
+        common: list[str] = []
+        n_rows, avgdl = self._row_stats()
+        dfs: dict[str, int] = {}
+        if n_rows >= COMMON_MIN_ROWS:
+            singles = [p[0] for p in phrases if len(p) == 1]
+            dfs = self._term_rows(singles)
+            common = [t for t in singles if dfs.get(t, 0) > COMMON_RATIO * n_rows]
+            if len(common) == len(phrases):
+                common = []
+        rare = [p for p in phrases if not (len(p) == 1 and p[0] in common)]
+        fetch = query.limit * 2 if common else query.limit
+        match = " OR ".join(_fts_phrase(p) for p in rare)
         where, args = _filter_sql(query.filters)
         if where:
             sql = (
@@ -497,7 +542,7 @@ class SQLiteStore:
                 "SELECT rowid, -bm25(chunks_fts, ?, ?, ?, ?, ?) AS s FROM chunks_fts"
                 " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
             )
-        top = self._query(sql, [*weights, match, *args, query.limit])
+        top = self._query(sql, [*weights, match, *args, fetch])
         if not top:
             return []
         scores = {rowid: s for rowid, s in top}
@@ -510,23 +555,45 @@ class SQLiteStore:
             f" JOIN documents d ON d.id = c.doc_id WHERE c.rowid IN ({marks})",
             list(scores),
         )
-        out = [
-            KeywordMatch(
-                chunk_id=f"{r[1]}#{r[2]}",
-                doc_id=r[1],
-                index=r[2],
-                score=scores[r[0]],
-                fields=dict(zip(FIELDS, r[6:11], strict=True)),
-                text=r[4],
-                header_path=r[3],
-                chunk_hash=r[5],
-                doc=self._summary(r[12:]),
-                content_hash=r[11],
+        out = []
+        for r in rows:
+            fields = dict(zip(FIELDS, r[6:11], strict=True))
+            score = scores[r[0]]
+            if common:
+                score += _bm25_share(common, dfs, n_rows, avgdl, fields, weights)
+            out.append(
+                KeywordMatch(
+                    chunk_id=f"{r[1]}#{r[2]}",
+                    doc_id=r[1],
+                    index=r[2],
+                    score=score,
+                    fields=fields,
+                    text=r[4],
+                    header_path=r[3],
+                    chunk_hash=r[5],
+                    doc=self._summary(r[12:]),
+                    content_hash=r[11],
+                )
             )
-            for r in rows
-        ]
         out.sort(key=lambda m: -m.score)
-        return out
+        return out[: query.limit]
+
+    def _row_stats(self) -> tuple[int, float]:
+        """(rows, average tokens per row) of the FTS index, cached per generation."""
+        gen = self.generation()
+        if self._stats_cache is None or self._stats_cache[0] != gen:
+            n = int(self._query("SELECT count(*) FROM chunks")[0][0])
+            total = self._query("SELECT coalesce(sum(cnt), 0) FROM chunks_vocab")[0][0]
+            self._stats_cache = (gen, n, float(total) / n if n else 1.0)
+        return self._stats_cache[1], self._stats_cache[2]
+
+    def _term_rows(self, terms: Sequence[str]) -> dict[str, int]:
+        if not terms:
+            return {}
+        marks = ",".join("?" * len(terms))
+        return dict(
+            self._query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms)
+        )
 
     def vocabulary(self) -> dict[str, int]:
         return dict(self._query("SELECT term, doc FROM chunks_vocab"))

@@ -1,0 +1,547 @@
+"""OpenAPI specs (Swagger 2.0, OpenAPI 3.0 and 3.1; JSON or YAML): one document per operation.
+
+**Recognition.** A ``.json``, ``.yaml`` or ``.yml`` file whose top level has an
+``openapi`` or ``swagger`` key with a version (``"openapi": "3.0.3"``) is a spec; other
+structured files go to the catalog or entries loaders.
+
+**Split specs.** ``$ref`` values that name other files (``schemas/pet.yaml#/Pet``) are
+resolved relative to the file that contains them. A JSON/YAML file referenced by a spec
+in the same ingest belongs to that spec: it produces no documents and no entry errors of
+its own, and a change to it re-ingests the spec (the spec's change detection covers
+every file it references). A file that is itself a spec is always ingested as one.
+
+**Documents.** One per operation, type ``api``:
+
+- ``id``: ``{spec}:{METHOD} {path}``, e.g. ``stripe:POST /v1/charges/{charge}/capture``.
+  The spec name is the file name without suffix (``stripe.json`` → ``stripe``,
+  lower-cased, other characters than ``a-z0-9._-`` replaced by ``-``); a generic file
+  name (``openapi``, ``swagger``, ``api``, ``spec``, ``index``…) uses the slug of
+  ``info.title`` instead. File names are unique in a folder, titles often are not
+  (several Twilio specs share one).
+- ``title``: the summary; else the first sentence of the description when it is
+  short (at most 100 characters); else ``METHOD path``. ``summary``:
+  ``METHOD path — first sentence of the description``.
+- ``content``: description, parameters (name, in, type, required, description), the
+  request body flattened to dotted fields with types and required flags, responses by
+  status, response fields, and an example request (a ``curl`` line, also in
+  ``examples``). Descriptions in HTML are converted to text; long lists are cut with a
+  note (at most 60 parameters, 80 request fields, 40 response fields shown).
+- ``category``: the first tag (else the first resource). ``keywords``: tags, the
+  resource acted on, operation kind, the words of the last path segment and of the
+  operationId. ``aliases``: the operationId and its words. ``METHOD path`` opens the
+  content; parent path segments (``{namespace}``) stay out of the weighted fields
+  because they recur in thousands of operations. ``related_ids``: operations on the
+  same path and on the parent/child item path.
+- ``metadata`` (the API graph, see :mod:`groundkb.apigraph`): ``spec``, ``method``
+  (upper case), ``path`` (as in the spec), ``server`` (first server URL), ``operation_id``,
+  ``operation_kind``, ``resources``, ``tags``, ``parameters`` (names),
+  ``request_fields`` and ``response_fields`` (dotted names, at most 200 and 100),
+  ``deprecated`` and ``has_summary``.
+
+**Problems.** Unparseable files and unsupported versions are errors naming the line or
+JSON pointer; the file yields nothing. An operation that is not an object, or whose
+parameters are malformed, is skipped with an error naming its pointer
+(``/paths/~1pets/get``); the others are ingested. An unresolvable ``$ref`` is reported
+once, and the operation is ingested without the part it pointed to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..analyze.chunk import chunk_markdown
+from ..apigraph import (
+    HTTP_METHODS,
+    collection_path,
+    is_param,
+    is_version,
+    operation_kind,
+    path_resources,
+    path_segments,
+    split_words,
+)
+from ..errors import IngestError
+from ..models import Document, Example, FileError
+from .base import LoadContext, Loaded, decode_text, finalize
+from .entries import EntriesLoader
+from .oas_schema import (
+    FieldInfo,
+    Flattener,
+    Resolver,
+    html_to_text,
+    parse_text,
+    pointer_escape,
+    short,
+)
+
+_SNIFF_JSON = re.compile(rb'(?<!\\)"(?:openapi|swagger)"\s*:\s*"?\d')
+_SNIFF_YAML = re.compile(rb"""^["']?(?:openapi|swagger)["']?[ \t]*:[ \t]*["']?\d""", re.M)
+_GENERIC_STEMS = frozenset(
+    {"openapi", "swagger", "api", "apis", "spec", "specs", "index", "main", "schema", "root",
+     "api-docs", "openapi3", "v1", "v2", "v3"}
+)  # fmt: skip
+_SLUG = re.compile(r"[^a-z0-9._-]+")
+_MEDIA_PREFERENCE = ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")
+
+_NOT_KEYWORDS = frozenset({*HTTP_METHODS, "api", "apis"})
+
+MAX_PARAMS_SHOWN = 60
+MAX_REQUEST_FIELDS_SHOWN = 80
+MAX_RESPONSE_FIELDS_SHOWN = 40
+MAX_DESCRIPTION_CHARS = 4000
+
+
+class _Broken(Exception):
+    """An operation that cannot be turned into a document."""
+
+
+def is_openapi(data: bytes) -> bool:
+    """True when the bytes look like a spec: a top-level ``openapi``/``swagger`` version key."""
+    return bool(_SNIFF_YAML.search(data) or _SNIFF_JSON.search(data))
+
+
+def slug(text: str) -> str:
+    return _SLUG.sub("-", text.strip().lower()).strip("-.")
+
+
+def spec_name(origin: str, root: Mapping[str, Any]) -> str:
+    """The name that prefixes operation ids (see the module docstring)."""
+    stem = slug(PurePosixPath(origin).stem)
+    if stem and stem not in _GENERIC_STEMS:
+        return stem
+    info = root.get("info")
+    title = info.get("title") if isinstance(info, Mapping) else None
+    return slug(str(title)) if title and slug(str(title)) else stem or "api"
+
+
+def _version(root: Mapping[str, Any]) -> tuple[str, str]:
+    """("swagger2" | "openapi3", version text), or IngestError naming the pointer."""
+    if "swagger" in root:
+        text = str(root["swagger"])
+        if not text.startswith("2"):
+            raise IngestError(f"unsupported Swagger version {text!r}; expected 2.0", "", "/swagger")
+        return "swagger2", text
+    text = str(root.get("openapi"))
+    if not re.match(r"3\.[01]\b", text):
+        raise IngestError(
+            f"unsupported OpenAPI version {text!r}; expected 3.0 or 3.1", "", "/openapi"
+        )
+    return "openapi3", text
+
+
+def _server(root: Mapping[str, Any], *levels: Any) -> str:
+    for level in (*levels, root):
+        servers = level.get("servers") if isinstance(level, Mapping) else None
+        if isinstance(servers, list) and servers and isinstance(servers[0], Mapping):
+            url = str(servers[0].get("url") or "")
+            variables = servers[0].get("variables")
+            if isinstance(variables, Mapping):
+                for name, var in variables.items():
+                    if isinstance(var, Mapping) and "default" in var:
+                        url = url.replace("{" + str(name) + "}", str(var["default"]))
+            return url.rstrip("/")
+    if "host" in root:  # Swagger 2.0
+        schemes = root.get("schemes")
+        scheme = schemes[0] if isinstance(schemes, list) and schemes else "https"
+        return f"{scheme}://{root['host']}{root.get('basePath') or ''}".rstrip("/")
+    base = root.get("basePath")
+    return str(base).rstrip("/") if isinstance(base, str) else ""
+
+
+class _Spec:
+    """One parsed spec and what building its operations needs."""
+
+    def __init__(self, root: Mapping[str, Any], file: Path, flavour: str) -> None:
+        self.root = root
+        self.file = file
+        self.flavour = flavour
+        self.resolver = Resolver(root, file)
+        self.request = Flattener(self.resolver, max_fields=200, max_depth=4)
+        self.response = Flattener(self.resolver, max_fields=100, max_depth=2)
+        # The file of the path item being built: references in it resolve against it.
+        self.base = file
+        self._param_base: dict[int, Path] = {}
+
+    def deref(self, node: Any, base: Path | None = None) -> tuple[Any, Path]:
+        target, target_base, _ = self.resolver.deref(node, base or self.base)
+        return target, target_base
+
+    def parameters(self, item: Mapping[str, Any], op: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        merged: dict[tuple[str, str], Mapping[str, Any]] = {}
+        for level in (item, op):
+            params = level.get("parameters")
+            if params is None:
+                continue
+            if not isinstance(params, list):
+                raise _Broken("'parameters' must be a list")
+            for i, raw in enumerate(params):
+                p, base = self.deref(raw)
+                if p == {} and isinstance(raw, Mapping) and "$ref" in raw:
+                    continue  # unresolvable: reported by the resolver
+                if not isinstance(p, Mapping) or not isinstance(p.get("name"), str):
+                    raise _Broken(f"parameters[{i}] must be an object with a 'name'")
+                merged[(p["name"], str(p.get("in", "")))] = p
+                self._param_base[id(p)] = base
+        return list(merged.values())
+
+    def param_type(self, p: Mapping[str, Any]) -> str:
+        base = self._param_base.get(id(p), self.base)
+        if "schema" in p:
+            return self.request.label(p["schema"], base)
+        if "content" in p and isinstance(p["content"], Mapping) and p["content"]:
+            media = next(iter(p["content"].values()))
+            if isinstance(media, Mapping) and "schema" in media:
+                return self.request.label(media["schema"], base)
+        return self.request.label(p, base) if "type" in p else "string"
+
+    def body(
+        self, op: Mapping[str, Any], params: list[Mapping[str, Any]], consumes: list[str]
+    ) -> tuple[str, list[FieldInfo], int, bool]:
+        """(media type, fields, fields left out, required) of the request body."""
+        if self.flavour == "swagger2":
+            for p in params:
+                if p.get("in") == "body":
+                    base = self._param_base.get(id(p), self.base)
+                    fields, left = self.request.fields(p.get("schema"), base)
+                    media = consumes[0] if consumes else "application/json"
+                    return media, fields, left, bool(p.get("required"))
+            form = [p for p in params if p.get("in") == "formData"]
+            if form:
+                fields = [
+                    FieldInfo(
+                        str(p["name"]), self.param_type(p), bool(p.get("required")),
+                        short(str(p.get("description") or ""), 160),
+                    )
+                    for p in form
+                ]  # fmt: skip
+                media = next(
+                    (c for c in consumes if "form" in c), "application/x-www-form-urlencoded"
+                )
+                return media, fields, 0, any(f.required for f in fields)
+            return "", [], 0, False
+        body, base = self.deref(op.get("requestBody"))
+        if not isinstance(body, Mapping):
+            return "", [], 0, False
+        content = body.get("content")
+        if not isinstance(content, Mapping) or not content:
+            return "", [], 0, bool(body.get("required"))
+        media = _pick_media(list(content))
+        entry = content[media]
+        schema = entry.get("schema") if isinstance(entry, Mapping) else None
+        if schema is None:
+            return media, [], 0, bool(body.get("required"))
+        fields, left = self.request.fields(schema, base)
+        if not fields:
+            label = self.request.label(schema, base)
+            if label == "object":  # an empty object: no body worth describing
+                return "", [], 0, False
+            fields = [FieldInfo("(body)", label, True, "")]
+        return media, fields, left, bool(body.get("required"))
+
+    def responses(self, op: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list[str], int]:
+        """((status, description)…), response field names of the first success, left out."""
+        raw = op.get("responses")
+        if not isinstance(raw, Mapping):
+            return [], [], 0
+        out: list[tuple[str, str]] = []
+        names: list[str] = []
+        left = 0
+        for status, resp in raw.items():
+            r, base = self.deref(resp)
+            if not isinstance(r, Mapping):
+                continue
+            out.append((str(status), short(str(r.get("description") or ""), 160)))
+            if names or not str(status).startswith("2"):
+                continue
+            schema = r.get("schema")  # Swagger 2.0
+            content = r.get("content")
+            if schema is None and isinstance(content, Mapping) and content:
+                entry = content[_pick_media(list(content))]
+                schema = entry.get("schema") if isinstance(entry, Mapping) else None
+            if schema is not None:
+                fields, left = self.response.fields(schema, base)
+                names = [f.name for f in fields]
+        return out[:20], names, left
+
+
+def _pick_media(types: list[str]) -> str:
+    for want in _MEDIA_PREFERENCE:
+        if want in types:
+            return want
+    return next((t for t in types if "json" in t), types[0])
+
+
+def _title(op: Mapping[str, Any], method: str, path: str) -> str:
+    summary = op.get("summary")
+    if isinstance(summary, str) and summary.strip():
+        return " ".join(summary.split())
+    desc = " ".join(html_to_text(str(op.get("description") or "")).split("\n\n", 1)[0].split())
+    m = re.match(r"(.+?[.!?])(?:\s|$)", desc)
+    first = (m.group(1) if m else desc).strip()
+    if first and len(first) <= 100:
+        return first.rstrip(".")
+    return f"{method} {path}"
+
+
+def _placeholder(f: FieldInfo) -> str:
+    return f"<{f.type.split(' ')[0].split('<')[0]}>"
+
+
+def _json_value(f: FieldInfo) -> str:
+    kind = f.type.split(" ")[0].split("<")[0]
+    if kind == "array":
+        return "[]"
+    if kind in ("integer", "number"):
+        return "0"
+    if kind == "boolean":
+        return "false"
+    if kind == "string":
+        return '"<string>"'
+    return "{}"
+
+
+def _curl(
+    method: str, server: str, path: str, params: list[Mapping[str, Any]], spec: _Spec,
+    media: str, fields: list[FieldInfo],
+) -> str:  # fmt: skip
+    query = [p for p in params if p.get("in") == "query" and p.get("required")]
+    url = server + path
+    if query:
+        url += "?" + "&".join(f"{p['name']}=<{spec.param_type(p)}>" for p in query[:4])
+    parts = [f"curl -X {method} '{url}'"]
+    for p in params:
+        if p.get("in") == "header" and p.get("required"):
+            parts.append(f"-H '{p['name']}: <{spec.param_type(p)}>'")
+    top = [f for f in fields if "." not in f.name and "[]" not in f.name and f.name != "(body)"]
+    chosen = [f for f in top if f.required][:6] or top[:3]
+    if media and "json" in media:
+        parts.append("-H 'Content-Type: application/json'")
+        if chosen:
+            body = ", ".join(f'"{f.name}": {_json_value(f)}' for f in chosen)
+            parts.append(f"-d '{{{body}}}'")
+    elif media and chosen:
+        flag = "-F" if "multipart" in media else "-d"
+        parts.extend(f"{flag} '{f.name}={_placeholder(f)}'" for f in chosen)
+    line = " ".join(parts)
+    return line if len(line) <= 600 else line[:599] + "…"
+
+
+def _field_line(f: FieldInfo) -> str:
+    flags = ", ".join(x for x in (f.type, "required" if f.required else "") if x)
+    return f"- `{f.name}` ({flags})" + (f": {f.description}" if f.description else "")
+
+
+def _words(*texts: str) -> list[str]:
+    """Words worth a keyword: no HTTP methods, versions, numbers or api/apis."""
+    out: list[str] = []
+    for text in texts:
+        out.extend(
+            w
+            for w in split_words(text)
+            if len(w) > 1 and not is_version(w) and w not in _NOT_KEYWORDS
+        )
+    return out
+
+
+class OpenAPILoader:
+    name = "openapi"
+    version = "1"
+    suffixes: tuple[str, ...] = (".json", ".yaml", ".yml")
+
+    def sniff(self, data: bytes) -> bool:
+        return is_openapi(data)
+
+    def load(self, data: bytes, ctx: LoadContext) -> tuple[list[Loaded], list[FileError]]:
+        path = ctx.origin
+        try:
+            root = parse_text(decode_text(data, path), path)
+            if not isinstance(root, Mapping) or not ("openapi" in root or "swagger" in root):
+                return EntriesLoader().load(data, ctx)  # the sniff saw a nested key
+            flavour, _ = _version(root)
+            paths = root.get("paths", {})
+            if paths is None:
+                paths = {}
+            if not isinstance(paths, Mapping):
+                raise IngestError("must be an object mapping paths to path items", path, "/paths")
+        except IngestError as exc:
+            return [], [FileError(path, exc.reason, exc.field)]
+        base = Path(ctx.base_dir) if ctx.base_dir else Path.cwd()
+        spec = _Spec(root, (base / PurePosixPath(path).name).resolve(), flavour)
+        name = spec_name(path, root)
+        errors: list[FileError] = []
+        built: list[tuple[Document, str]] = []
+        for raw_path, raw_item in paths.items():
+            api_path = str(raw_path)
+            spec.resolver.where = _ptr(api_path)
+            item, spec.base = spec.deref(raw_item, spec.file)
+            if not isinstance(item, Mapping):
+                errors.append(FileError(path, "path item must be an object", _ptr(api_path)))
+                continue
+            for method in HTTP_METHODS:
+                if method not in item:
+                    continue
+                pointer = _ptr(api_path, method)
+                spec.resolver.where = pointer
+                try:
+                    doc, body = self._operation(spec, name, api_path, method, item, ctx)
+                except _Broken as exc:
+                    errors.append(FileError(path, f"operation skipped: {exc}", pointer))
+                    continue
+                except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+                    errors.append(
+                        FileError(path, f"operation skipped: {type(exc).__name__}: {exc}", pointer)
+                    )
+                    continue
+                built.append((doc, body))
+        for ref, (why, where) in spec.resolver.problems.items():
+            errors.append(FileError(path, f"unresolvable $ref {ref!r}: {why}", where))
+        docs = _link_related([d for d, _ in built])
+        out = [
+            finalize(doc, chunk_markdown(doc, body, ctx.max_chunk_tokens))
+            for doc, (_, body) in zip(docs, built, strict=True)
+        ]
+        return out, errors
+
+    def _operation(
+        self, spec: _Spec, name: str, api_path: str, method: str, item: Mapping[str, Any],
+        ctx: LoadContext,
+    ) -> tuple[Document, str]:  # fmt: skip
+        op = item[method]
+        if not isinstance(op, Mapping):
+            raise _Broken("an operation must be an object")
+        root = spec.root
+        upper = method.upper()
+        params = spec.parameters(item, op)
+        consumes = op.get("consumes") or root.get("consumes") or []
+        consumes = [str(c) for c in consumes] if isinstance(consumes, list) else []
+        media, fields, fields_left, body_required = spec.body(op, params, consumes)
+        responses, response_fields, response_left = spec.responses(op)
+        server = _server(root, item, op)
+        tags = [str(t) for t in op.get("tags") or [] if isinstance(t, str | int)]
+        op_id = str(op.get("operationId") or "")
+        hint = str(op.get("x-kubernetes-action") or "")
+        kind = operation_kind(upper, api_path, hint)
+        resources = path_resources(api_path)
+        summary_text = op.get("summary")
+        has_summary = isinstance(summary_text, str) and bool(summary_text.strip())
+        title = _title(op, upper, api_path)
+        description = html_to_text(str(op.get("description") or ""))
+        if len(description) > MAX_DESCRIPTION_CHARS:
+            description = description[:MAX_DESCRIPTION_CHARS].rsplit(" ", 1)[0] + " … (truncated)"
+        first = short(description, 200) if description else ""
+        summary = f"{upper} {api_path}" + (f" — {first}" if first and first != title else "")
+        deprecated = op.get("deprecated") is True
+        visible = [p for p in params if p.get("in") not in ("body", "formData")]
+
+        lines = [
+            f"# {title}",
+            "",
+            f"`{upper} {api_path}`" + (" (deprecated)" if deprecated else ""),
+        ]
+        if description and description != title:
+            lines += ["", description]
+        if visible:
+            lines += ["", "**Parameters**", ""]
+            for p in visible[:MAX_PARAMS_SHOWN]:
+                flags = ", ".join(
+                    x for x in (f"in {p.get('in', '?')}", spec.param_type(p),
+                                "required" if p.get("required") else "") if x
+                )  # fmt: skip
+                desc = short(str(p.get("description") or ""), 200)
+                lines.append(f"- `{p['name']}` ({flags})" + (f": {desc}" if desc else ""))
+            if len(visible) > MAX_PARAMS_SHOWN:
+                lines.append(f"- … {len(visible) - MAX_PARAMS_SHOWN} more parameters not shown")
+        if media or fields:
+            lines += ["", "**Request body**", ""]
+            lines.append(f"`{media}`" + (" (required)" if body_required else ""))
+            if fields:
+                lines.append("")
+                lines += [_field_line(f) for f in fields[:MAX_REQUEST_FIELDS_SHOWN]]
+                hidden = len(fields) - MAX_REQUEST_FIELDS_SHOWN + fields_left
+                if hidden > 0:
+                    lines.append(f"- … {hidden} more fields not shown")
+        if responses:
+            lines += ["", "**Responses**", ""]
+            lines += [f"- `{status}`" + (f": {desc}" if desc else "") for status, desc in responses]
+            if response_fields:
+                shown = ", ".join(f"`{n}`" for n in response_fields[:MAX_RESPONSE_FIELDS_SHOWN])
+                more = len(response_fields) - MAX_RESPONSE_FIELDS_SHOWN + response_left
+                lines += [
+                    "",
+                    f"Response fields: {shown}" + (f" and {more} more" if more > 0 else ""),
+                ]
+        example = _curl(upper, server, api_path, params, spec, media, fields)
+        lines += ["", "**Example request**", "", "```sh", example, "```"]
+        body = "\n".join(lines)
+
+        # Only the operation's own words: parent path segments ({namespace}, accounts)
+        # recur in thousands of operations and would drown the resource acted on.
+        literal = [seg for seg in path_segments(api_path) if not is_param(seg)]
+        own = _words(literal[-1]) if literal else []
+        keywords = list(dict.fromkeys([*tags, *resources[-1:], kind, *own, *_words(op_id)]))[:30]
+        aliases = [a for a in (op_id, " ".join(_words(op_id))) if a]
+        doc = Document(
+            id=f"{name}:{upper} {api_path}",
+            source=ctx.source,
+            title=title,
+            content=body,
+            type="api",
+            category=tags[0] if tags else (resources[0] if resources else name),
+            summary=summary,
+            keywords=tuple(keywords),
+            aliases=tuple(dict.fromkeys(aliases)),
+            examples=(Example(code=example, description="Example request"),),
+            uri=_uri(op, ctx, api_path, method),
+            origin=ctx.origin,
+            origin_hash=ctx.origin_hash,
+            metadata={
+                "spec": name,
+                "method": upper,
+                "path": api_path,
+                "server": server,
+                "operation_id": op_id,
+                "operation_kind": kind,
+                "resources": resources,
+                "tags": tags,
+                "parameters": [str(p["name"]) for p in visible],
+                "request_fields": [f.name for f in fields],
+                "response_fields": response_fields,
+                "deprecated": deprecated,
+                "has_summary": has_summary,
+            },
+        )
+        return doc, body
+
+
+def _ptr(api_path: str, method: str = "") -> str:
+    return f"/paths/{pointer_escape(api_path)}" + (f"/{method}" if method else "")
+
+
+def _uri(op: Mapping[str, Any], ctx: LoadContext, api_path: str, method: str) -> str:
+    docs = op.get("externalDocs")
+    if isinstance(docs, Mapping) and isinstance(docs.get("url"), str) and docs["url"]:
+        return str(docs["url"])
+    return f"{ctx.source}:{ctx.origin}#{_ptr(api_path, method)}"
+
+
+def _link_related(docs: list[Document], limit: int = 10) -> list[Document]:
+    """Fill ``related_ids``: the same path's other operations, then the item/collection."""
+    by_coll: dict[str, list[Document]] = {}
+    for d in docs:
+        by_coll.setdefault(collection_path(str(d.metadata["path"])), []).append(d)
+    out: list[Document] = []
+    for d in docs:
+        path = str(d.metadata["path"])
+        same = [o.id for o in docs_at(by_coll, path) if o.id != d.id and o.metadata["path"] == path]
+        near = [o.id for o in docs_at(by_coll, path) if o.metadata["path"] != path]
+        related = tuple(dict.fromkeys(same + near))[:limit]
+        out.append(replace(d, related_ids=related) if related else d)
+    return out
+
+
+def docs_at(by_coll: Mapping[str, list[Document]], path: str) -> list[Document]:
+    return by_coll.get(collection_path(path), [])

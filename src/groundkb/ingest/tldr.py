@@ -1,0 +1,138 @@
+"""tldr pages: one ``command`` document per page, with its examples.
+
+A tldr page is Markdown of a fixed shape, and only a page whose every line fits it is
+read by this loader (other Markdown goes to the Markdown loader; ``ingest_path(...,
+loader="tldr")`` forces it)::
+
+    # git commit
+
+    > Commit files to the repository.
+    > More information: <https://git-scm.com/docs/git-commit>.
+
+    - Commit staged files to the repository with a message:
+
+    `git commit {{[-m|--message]}} "{{message}}"`
+
+Document: id ``tldr:{platform}/{file name without .md}`` (``tldr:linux/apt``), where the
+platform is the folder holding the page (``common``, ``linux``, ``osx``…), so the same
+command on two platforms gives two documents. Title and ``metadata["command"]``: the
+page's name (``git commit``), which exact command look-ups match. Category: the
+platform. Summary: the description lines. Examples: each ``- description:`` with its
+code (``{{placeholders}}`` kept as written). ``metadata``: ``command``, ``platform``
+and ``more_info`` (the "More information" link).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from ..analyze.chunk import chunk_markdown
+from ..errors import IngestError
+from ..models import Document, Example, FileError
+from .base import LoadContext, Loaded, decode_text, finalize
+
+_MORE = re.compile(r"^More information:\s*<?([^>\s]+)>?\.?\s*$", re.I)
+_NOT_PLATFORMS = frozenset({"", "pages", "tldr", "."})
+
+
+def _shape(text: str) -> tuple[str, list[str], list[tuple[str, str]]] | None:
+    """(name, description lines, [(example description, code)]) or None if not tldr."""
+    lines = [line.rstrip() for line in text.split("\n")]
+    body = [line for line in lines if line.strip()]
+    if len(body) < 2 or not body[0].startswith("# ") or not body[1].startswith("> "):
+        return None
+    name = body[0][2:].strip()
+    desc: list[str] = []
+    examples: list[tuple[str, str]] = []
+    pending = ""
+    i = 1
+    while i < len(body) and body[i].startswith(">"):
+        desc.append(body[i][1:].strip())
+        i += 1
+    for line in body[i:]:
+        if line.startswith("- "):
+            if pending:
+                return None
+            pending = line[2:].strip()
+        elif line.startswith("`") and line.endswith("`") and len(line) >= 2 and pending:
+            examples.append((pending.rstrip(":").strip(), line[1:-1]))
+            pending = ""
+        else:
+            return None
+    if pending or not name:
+        return None
+    return name, desc, examples
+
+
+def is_tldr(data: bytes) -> bool:
+    """True when the whole page has the tldr shape (see the module docstring)."""
+    if not data.lstrip().startswith(b"# "):
+        return False
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return False
+    return _shape(text.replace("\r\n", "\n")) is not None
+
+
+def platform_of(origin: str, base_dir: str) -> str:
+    parent = PurePosixPath(origin).parent.name
+    if parent in _NOT_PLATFORMS:
+        parent = Path(base_dir).name if base_dir else ""
+    return parent if parent not in _NOT_PLATFORMS else "common"
+
+
+class TldrLoader:
+    name = "tldr"
+    version = "1"
+    suffixes: tuple[str, ...] = (".md",)
+
+    def sniff(self, data: bytes) -> bool:
+        return is_tldr(data)
+
+    def load(self, data: bytes, ctx: LoadContext) -> tuple[list[Loaded], list[FileError]]:
+        path = ctx.origin
+        try:
+            text = decode_text(data, path)
+        except IngestError as exc:
+            return [], [FileError(path, exc.reason)]
+        shape = _shape(text)
+        if shape is None:
+            return [], [
+                FileError(path, "not a tldr page (# name, > description, - example: `code`)")
+            ]
+        name, desc_lines, pairs = shape
+        more = ""
+        description: list[str] = []
+        for line in desc_lines:
+            m = _MORE.match(line)
+            if m:
+                more = m.group(1)
+            else:
+                description.append(line)
+        summary = " ".join(description)
+        platform = platform_of(path, ctx.base_dir)
+        examples = tuple(Example(code=code, description=d) for d, code in pairs)
+        lines = [f"# {name}", "", summary or name]
+        if more:
+            lines += ["", f"More information: <{more}>"]
+        if examples:
+            lines += ["", "## Examples"]
+            for ex in examples:
+                lines += ["", f"{ex.description}:", "", "```", ex.code, "```"]
+        body = "\n".join(lines) + "\n"
+        doc = Document(
+            id=f"tldr:{platform}/{PurePosixPath(path).stem}",
+            source=ctx.source,
+            title=name,
+            content=body,
+            type="command",
+            category=platform,
+            summary=summary,
+            examples=examples,
+            origin=path,
+            origin_hash=ctx.origin_hash,
+            metadata={"command": name, "platform": platform, "more_info": more},
+        )
+        return [finalize(doc, chunk_markdown(doc, body, ctx.max_chunk_tokens))], []

@@ -1,0 +1,349 @@
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from groundkb import KnowledgeBase
+from groundkb.apigraph import (
+    APIGraph,
+    operation_kind,
+    path_resources,
+    resource_key,
+    singular,
+)
+from groundkb.ingest import loader_for
+from groundkb.ingest.validate import validate_store
+from groundkb.models import Document
+
+from .conftest import FIXTURES, SHARED
+
+SPECS = FIXTURES / "openapi"
+BAD = FIXTURES / "openapi_bad"
+CORPORA = SHARED / "corpora" / "openapi"
+METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+def _api_docs(kb: KnowledgeBase, source: str | None = None) -> list[Document]:
+    return [kb.get(d.id) for d in kb.list_documents(type="api", source=source, limit=10_000)]
+
+
+def _copy_specs(tmp_path: Path) -> Path:
+    dest = tmp_path / "specs"
+    shutil.copytree(SPECS, dest)
+    return dest
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def test_swagger2_yaml_gives_one_document_per_operation(kb: KnowledgeBase) -> None:
+    r = kb.ingest(SPECS / "petstore.yaml", source="pets")
+    assert r.ok, r.errors
+    assert r.inserted == 6
+    doc = kb.get("petstore:POST /pets")
+    assert doc.type == "api" and doc.title == "Add a pet to the store" and doc.category == "pets"
+    meta = doc.metadata
+    assert (meta["method"], meta["path"], meta["operation_id"]) == ("POST", "/pets", "addPet")
+    assert meta["operation_kind"] == "create" and meta["resources"] == ["pet"]
+    assert meta["request_fields"] == ["name", "tag", "category", "category.id", "category.label"]
+    assert "- `name` (string, required): The pet's name." in doc.content
+    assert "- `category.id` (integer<int64>, required)" in doc.content
+    assert doc.examples[0].code.startswith("curl -X POST 'https://petstore.example.com/v2/pets'")
+    listing = kb.get("petstore:GET /pets")
+    assert "- `status` (in query, string, required): Only pets with this status." in listing.content
+    assert listing.metadata["parameters"] == ["limit", "status"]
+    assert listing.examples[0].code.endswith("/v2/pets?status=<string>'")
+    upload = kb.get("petstore:POST /pets/{petId}/photos").metadata
+    assert upload["request_fields"] == ["file", "caption"]
+    assert kb.get("petstore:POST /pets/{petId}/adopt").metadata["operation_kind"] == "adopt"
+    # No summary: the short description is the title, and has_summary says so.
+    deleted = kb.get("petstore:DELETE /pets/{petId}")
+    assert deleted.title == "Deletes a pet" and deleted.metadata["has_summary"] is False
+
+
+def test_openapi_31_json_operations_carry_the_graph_facts(kb: KnowledgeBase) -> None:
+    r = kb.ingest(SPECS / "billing.json", source="billing")
+    assert r.ok, r.errors
+    assert r.inserted == 10  # webhooks are not operations
+    kinds = {
+        (d.metadata["method"], d.metadata["path"]): d.metadata["operation_kind"]
+        for d in _api_docs(kb)
+    }
+    assert kinds == {
+        ("GET", "/v1/customers"): "list",
+        ("POST", "/v1/customers"): "create",
+        ("GET", "/v1/customers/{customer}"): "read",
+        ("POST", "/v1/customers/{customer}"): "update",
+        ("DELETE", "/v1/customers/{customer}"): "delete",
+        ("GET", "/v1/customers/search"): "search",
+        ("GET", "/v1/customers/{customer}/sources"): "list",
+        ("POST", "/v1/customers/{customer}/sources"): "create",
+        ("POST", "/v1/charges/{charge}/capture"): "capture",
+        ("GET", "/v1/charges"): "list",
+    }
+    sources = kb.get("billing:POST /v1/customers/{customer}/sources")
+    assert sources.metadata["resources"] == ["customer", "source"]
+    create = kb.get("billing:POST /v1/customers")
+    assert "- `name` (string | null)" in create.content
+    assert "- `email` (string, required): The customer's `email` address." in create.content
+    assert create.metadata["request_fields"] == [
+        "email", "name", "address", "address.city", "address.country"
+    ]  # fmt: skip
+    assert "-d 'email=<string>'" in create.examples[0].code
+    listing = kb.get("billing:GET /v1/customers").metadata
+    assert listing["response_fields"][:3] == ["data", "data[].id", "data[].email"]
+    capture = kb.get("billing:POST /v1/charges/{charge}/capture")
+    # HTML descriptions become text; a short first sentence stands in for a summary.
+    assert capture.title == "Capture the payment of an existing, uncaptured charge"
+    assert "<p>" not in capture.content and "expire after 7 days" in capture.content
+    assert kb.get("billing:GET /v1/charges").title == "GET /v1/charges"
+    assert "billing:GET /v1/customers/{customer}" in create.related_ids
+
+
+def test_split_spec_resolves_relative_refs_and_claims_its_fragments(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    specs = _copy_specs(tmp_path)
+    r = kb.ingest(specs / "split", source="shop")
+    assert r.ok, r.errors  # the fragment files yield no entry errors
+    assert r.files == 5 and r.inserted == 6
+    assert kb.sources()[0].source.kind == "openapi"
+    ids = {d.id for d in kb.list_documents()}
+    assert ids == {
+        "shop-api:GET /v1/orders",
+        "shop-api:POST /v1/orders",
+        "shop-api:GET /v1/orders/{orderId}",
+        "shop-api:PATCH /v1/orders/{orderId}",
+        "shop-api:POST /v1/orders/{orderId}/cancel",
+        "shop-api:GET /v1/categories",
+    }
+    create = kb.get("shop-api:POST /v1/orders")
+    # paths/orders.yaml refers to ../schemas/order.yaml, which refers to customer.yaml
+    assert "customer.email" in create.metadata["request_fields"]
+    assert "- `items[].sku` (string, required): Stock keeping unit." in create.content
+    # Order -> Customer -> orders: [Order] is a cycle across files; it stops, marked.
+    assert "- `customer.orders` (array<order> (recursive))" in create.content
+    patch = kb.get("shop-api:PATCH /v1/orders/{orderId}").metadata
+    assert patch["request_fields"] == ["note", "shipping", "shipping.address", "shipping.express"]
+    assert kb.get("shop-api:GET /v1/categories").metadata["response_fields"] == [
+        "name", "parent", "children"
+    ]  # fmt: skip
+    assert create.metadata["server"] == "https://eu.shop.example.com/api"
+
+    again = kb.ingest(specs / "split", source="shop")
+    assert (again.inserted, again.updated, again.unchanged, again.deleted) == (0, 0, 6, 0)
+
+    # A change in a fragment re-ingests the spec that refers to it.
+    customer = specs / "split" / "schemas" / "customer.yaml"
+    customer.write_text(customer.read_text().replace("  name:\n", "  nickname:\n"))
+    changed = kb.ingest(specs / "split", source="shop")
+    assert changed.ok and changed.updated >= 2
+    assert "customer.nickname" in kb.get("shop-api:POST /v1/orders").metadata["request_fields"]
+
+
+def test_a_folder_of_specs_ingests_each_and_reingest_is_unchanged(kb: KnowledgeBase) -> None:
+    first = kb.ingest(SPECS, source="apis")
+    assert first.ok, first.errors
+    assert first.inserted == 22
+    second = kb.ingest(SPECS, source="apis")
+    assert (second.inserted, second.updated, second.unchanged, second.deleted) == (0, 0, 22, 0)
+    assert second.ok
+
+
+def test_malformed_specs_name_the_file_and_the_line_or_pointer(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    r = kb.ingest(BAD / "malformed.json", source="bad")
+    assert [str(e) for e in r.errors] == [
+        "malformed.json: invalid JSON at line 5, column 42: "
+        "Expecting property name enclosed in double quotes"
+    ]
+    (tmp_path / "old.json").write_text('{"swagger": "1.2", "paths": {}}')
+    (tmp_path / "paths.yaml").write_text("openapi: 3.0.0\ninfo: {title: x}\npaths: [1, 2]\n")
+    (tmp_path / "indent.yaml").write_text("openapi: 3.0.0\npaths:\n  /a:\n   get: {\n")
+    r = kb.ingest(tmp_path, source="bad2")
+    messages = sorted(str(e) for e in r.errors)
+    assert messages[0].startswith("indent.yaml: invalid YAML at line")
+    assert messages[1] == "old.json [/swagger]: unsupported Swagger version '1.2'; expected 2.0"
+    assert messages[2] == "paths.yaml [/paths]: must be an object mapping paths to path items"
+    assert r.inserted == 0
+
+
+def test_a_broken_operation_is_skipped_and_the_rest_ingested(kb: KnowledgeBase) -> None:
+    r = kb.ingest(BAD / "partly_broken.yaml", source="bad")
+    messages = [str(e) for e in r.errors]
+    assert (
+        "partly_broken.yaml [/paths/~1widgets/post]: operation skipped: "
+        "an operation must be an object"
+    ) in messages
+    assert (
+        "partly_broken.yaml [/paths/~1widgets~1{id}/delete]: operation skipped: "
+        "'parameters' must be a list"
+    ) in messages
+    assert any(
+        m.startswith("partly_broken.yaml [/paths/~1widgets/get]: unresolvable $ref "
+                     "'#/components/schemas/Missing'")
+        for m in messages
+    )  # fmt: skip
+    assert any(
+        "unresolvable $ref 'other.yaml#/Id': file other.yaml not found" in m for m in messages
+    )
+    assert len(messages) == 4
+    assert sorted(d.id for d in kb.list_documents()) == [
+        "partly_broken:GET /widgets",
+        "partly_broken:GET /widgets/{id}",
+    ]
+
+
+def test_structured_files_are_dispatched_by_content(tmp_path: Path) -> None:
+    spec = b'{"info": {}, "openapi": "3.1.0", "paths": {}}'
+    entry = b'{"id": "a", "type": "guide", "meta": {"note": "mentions \\"openapi\\": \\"3\\""}}'
+    assert loader_for("x.json", spec).name == "openapi"  # type: ignore[union-attr]
+    assert loader_for("x.yaml", b"swagger: '2.0'\n").name == "openapi"  # type: ignore[union-attr]
+    assert loader_for("x.json", entry).name == "entries"  # type: ignore[union-attr]
+    assert loader_for("x.yaml", b"entries:\n  - openapi: 3\n").name == "entries"  # type: ignore[union-attr]
+    assert loader_for("x.yaml", b"commands:\n  - name: a\n").name == "catalog"  # type: ignore[union-attr]
+    assert loader_for("x.json", entry, forced="openapi").name == "openapi"  # type: ignore[union-attr]
+
+
+def test_a_nested_openapi_key_is_still_an_entry(kb: KnowledgeBase, tmp_path: Path) -> None:
+    (tmp_path / "e.json").write_text(
+        '{"id": "e1", "type": "guide", "title": "Spec versions", "category": "c",'
+        ' "content": "Which version?", "extra": {"openapi": "3.0.0"}}'
+    )
+    r = kb.ingest(tmp_path, source="e")
+    assert r.ok and kb.get("e1").type == "guide"
+
+
+# ----------------------------------------------------------------------------- graph
+
+
+def test_naming_rules() -> None:
+    assert [singular(w) for w in ("policies", "addresses", "statuses", "boxes", "pods")] == [
+        "policy", "address", "status", "box", "pod"
+    ]  # fmt: skip
+    assert resource_key("PaymentIntents") == resource_key("payment intent") == "payment_intent"
+    assert path_resources("/v1/customers/{customer}/sources") == ["customer", "source"]
+    assert path_resources("/apis/apps/v1/namespaces/{namespace}/deployments") == [
+        "namespace", "deployment"
+    ]  # fmt: skip
+    assert path_resources("/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json") == [
+        "account", "incoming_phone_number"
+    ]  # fmt: skip
+    assert operation_kind("POST", "/v1/charges/{charge}/capture") == "capture"
+    assert operation_kind("POST", "/v1/payment_intents/{i}/verify_microdeposits") == "verify"
+    assert operation_kind("GET", "/api/v1/watch/pods", hint="watchlist") == "watch"
+    assert operation_kind("GET", "/user") == "read"
+    assert operation_kind("GET", "/v1/customers") == "list"
+
+
+def test_graph_finds_endpoints_by_path_template_and_resource(kb: KnowledgeBase) -> None:
+    kb.ingest(SPECS / "billing.json", source="billing")
+    graph = APIGraph.build(_api_docs(kb))
+    assert len(graph) == 10
+
+    exact = graph.get_endpoint("/v1/customers/{customer}", "get")
+    assert exact.match == "exact" and [e.doc_id for e in exact.endpoints] == [
+        "billing:GET /v1/customers/{customer}"
+    ]
+    # Same resource: the collection and the other item operations.
+    same = {(e.method, e.path) for e in exact.same_resource}
+    assert ("POST", "/v1/customers") in same and ("DELETE", "/v1/customers/{customer}") in same
+    assert {e.path for e in exact.children} == {"/v1/customers/{customer}/sources"}
+
+    templ = graph.get_endpoint("/v1/customers/cus_123/", "DELETE")
+    assert templ.match == "template" and templ.params == {"customer": "cus_123"}
+    assert [e.method for e in templ.endpoints] == ["DELETE"]
+    # /v1/customers/search is literal; it wins over the {customer} template.
+    assert [e.operation_kind for e in graph.get_endpoint("/v1/customers/search").endpoints] == [
+        "search"
+    ]
+    loose = graph.get_endpoint("/customers")
+    assert loose.match == "loose" and {e.method for e in loose.endpoints} == {"GET", "POST"}
+    nested = graph.get_endpoint("/customers/42/sources", "post")
+    assert [e.doc_id for e in nested.endpoints] == ["billing:POST /v1/customers/{customer}/sources"]
+    assert {e.path for e in nested.parents} >= {"/v1/customers", "/v1/customers/{customer}"}
+    wrong = graph.get_endpoint("/v1/charges", "PUT")
+    assert wrong.endpoints == () and wrong.other_methods == ("GET",)
+    assert graph.get_endpoint("/nothing/here").match == "none"
+
+    created = graph.find_endpoints("Customers", "add")
+    assert [(e.method, e.path) for e in created] == [("POST", "/v1/customers")]
+    assert {e.operation_kind for e in graph.find_endpoints("customer")} == {
+        "create", "read", "list", "update", "delete", "search"
+    }  # fmt: skip
+    assert [e.path for e in graph.find_endpoints("charge", "capture")] == [
+        "/v1/charges/{charge}/capture"
+    ]
+    assert graph.find_endpoints("invoice") == []
+    by_name = {r.name: r for r in graph.resources()}
+    assert set(by_name) == {"charge", "customer", "source"}
+    assert by_name["source"].parents == ("customer",)
+    assert by_name["customer"].children == ("source",)
+    assert "create" in by_name["customer"].operations
+
+
+# -------------------------------------------------------------------------- validate
+
+
+def test_validate_reports_missing_summaries_and_dangling_related_ids(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    kb.ingest(SPECS / "petstore.yaml", source="pets")
+    (tmp_path / "e.yaml").write_text(
+        "entries:\n"
+        "  - {id: g1, type: guide, title: G, category: c, content: x, related: [nope, g2]}\n"
+        "  - {id: g2, type: guide, title: G2, category: c, content: y}\n"
+    )
+    kb.ingest(tmp_path, source="guides")
+    problems = validate_store(kb.store)
+    found = {(p.severity, p.code, p.doc_id) for p in problems}
+    assert ("warning", "no_summary", "petstore:DELETE /pets/{petId}") in found
+    assert ("error", "dangling_related", "g1") in found
+    assert not any(
+        p.code == "dangling_related" and p.doc_id.startswith("petstore") for p in problems
+    )
+    assert problems[0].severity == "error"
+    assert "related id 'nope' names no document" in str(problems[0])
+    assert all(p.doc_id.startswith("petstore") for p in validate_store(kb.store, ["pets"]))
+
+
+# ---------------------------------------------------------------------- real corpora
+
+
+def _operations(spec: Path) -> int:
+    data = json.loads(spec.read_text())
+    return sum(1 for item in data.get("paths", {}).values() for method in item if method in METHODS)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CORPORA.is_dir(), reason="real OpenAPI corpora not available")
+def test_every_real_spec_ingests_completely_and_quickly(kb: KnowledgeBase) -> None:
+    timings: dict[str, float] = {}
+    for spec in sorted(CORPORA.glob("*.json")):
+        started = time.perf_counter()
+        r = kb.ingest(spec, source=spec.stem)
+        timings[spec.stem] = time.perf_counter() - started
+        assert r.ok, r.errors[:5]
+        assert r.inserted == _operations(spec) > 0, spec.name
+    twilio = CORPORA / "twilio"
+    started = time.perf_counter()
+    r = kb.ingest(twilio, source="twilio")
+    timings["twilio"] = time.perf_counter() - started
+    assert r.ok, r.errors[:5]
+    assert r.files == 55
+    assert r.inserted == sum(_operations(f) for f in twilio.glob("*.json"))
+    assert timings["github"] < 30, timings
+    again = kb.ingest(CORPORA / "github.json", source="github")
+    assert (again.inserted, again.updated, again.unchanged) == (0, 0, 1223)
+    graph = APIGraph.build(_api_docs(kb, "kubernetes"))
+    found = graph.find_endpoints("pods", "delete")
+    assert "/api/v1/namespaces/{namespace}/pods/{name}" in {e.path for e in found}
+    looked = graph.get_endpoint("/api/v1/namespaces/default/pods/web-1", "GET")
+    assert looked.match == "template"
+    assert looked.params == {"namespace": "default", "name": "web-1"}
+    print("ingest seconds:", {k: round(v, 2) for k, v in timings.items()})
