@@ -9,11 +9,28 @@ import pytest
 from groundkb import KnowledgeBase, Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Shells started by tests (CLI, stdio server) search by keyword unless a test says otherwise.
+os.environ.setdefault("GROUNDKB_EMBEDDER", "none")
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def _keyword_only_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`embedder = "auto"` (the default) means keyword-only in tests, so the behaviour
+    under test does not depend on whether the local model is installed; tests of
+    semantic search name their embedder explicitly."""
+    import groundkb.api
+
+    real = groundkb.api._open_embedder
+
+    def open_embedder(settings: Settings) -> object:
+        return None if settings.embedder.strip().lower() == "auto" else real(settings)
+
+    monkeypatch.setattr(groundkb.api, "_open_embedder", open_embedder)
 
 
 @pytest.fixture

@@ -264,6 +264,8 @@ def test_graph_finds_endpoints_by_path_template_and_resource(kb: KnowledgeBase) 
     ]
     loose = graph.get_endpoint("/customers")
     assert loose.match == "loose" and {e.method for e in loose.endpoints} == {"GET", "POST"}
+    folded = graph.get_endpoint("/CUSTOMERS/Cus_1", "get")
+    assert folded.match == "loose" and folded.params == {"customer": "Cus_1"}
     nested = graph.get_endpoint("/customers/42/sources", "post")
     assert [e.doc_id for e in nested.endpoints] == ["billing:POST /v1/customers/{customer}/sources"]
     assert {e.path for e in nested.parents} >= {"/v1/customers", "/v1/customers/{customer}"}

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
+import threading
 from collections.abc import Sequence
+from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .analyze.text import Analyzer, load_synonyms
-from .errors import InvalidInput, NotFound
-from .ingest import Progress, ingest_path
+from .apigraph import APIGraph, Endpoint, EndpointLookup
+from .errors import ConfigError, IndexMismatch, InvalidInput, MissingDependency, NotFound
+from .ingest import Progress, ingest_path, ingest_python_cli
+from .ingest.validate import Problem, validate_store
 from .models import (
     DOC_TYPES,
     Chunk,
@@ -25,6 +30,9 @@ from .search.engine import Searcher
 from .settings import Settings, load_settings
 from .store import open_store
 from .store.base import DocSummary, Store
+
+if TYPE_CHECKING:
+    from .embed import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +51,15 @@ class KnowledgeBase:
         self.analyzer = Analyzer(
             load_synonyms(self.settings.synonyms, self.settings.default_synonyms)
         )
-        self.searcher = Searcher(store, self.settings, self.analyzer)
+        if self.settings.retrieval not in ("keyword", "vector", "hybrid"):
+            raise ConfigError("retrieval must be keyword, vector or hybrid")
+        if self.settings.fusion not in ("rrf", "weighted"):
+            raise ConfigError("fusion must be rrf or weighted")
+        self._embedder: Embedder | None = None
+        self._embedder_opened = False
+        self._embed_lock = threading.Lock()
+        self.searcher = Searcher(store, self.settings, self.analyzer, self.embedder)
+        self._graph: tuple[int, APIGraph] | None = None
 
     @classmethod
     def open(
@@ -73,16 +89,129 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ ingest
     def ingest(
-        self, path: str | os.PathLike[str], source: str, progress: Progress | None = None
+        self,
+        path: str | os.PathLike[str],
+        source: str,
+        progress: Progress | None = None,
+        *,
+        loader: str | None = None,
     ) -> IngestReport:
-        """Make source ``source`` equal to the documents under ``path`` (see ingest/)."""
-        return ingest_path(
+        """Make source ``source`` equal to the documents under ``path`` (see ingest/).
+
+        With an embedder, new and changed chunks are embedded afterwards (unchanged ones
+        keep their vectors).
+        """
+        report = ingest_path(
             self.store,
             path,
             source,
             max_chunk_tokens=self.settings.max_chunk_tokens,
             progress=progress,
+            loader=loader,
         )
+        return self._embed_after(report, progress)
+
+    def _embed_after(self, report: IngestReport, progress: Progress | None) -> IngestReport:
+        if self.settings.retrieval == "keyword" or self.embedder() is None:
+            return report
+        stored = self.store.embedder()
+        emb = self.embedder()
+        assert emb is not None
+        if stored is not None and stored[0] != emb.name:
+            log.warning(
+                "index was embedded with %s, configured %s: run `groundkb reindex`",
+                stored[0],
+                emb.name,
+            )
+            return report
+        return dataclasses.replace(report, chunks_embedded=self.embed_pending(progress))
+
+    # -------------------------------------------------------------- embeddings
+    def embedder(self) -> Embedder | None:
+        """The configured embedder, opened on first use; None for keyword-only."""
+        with self._embed_lock:
+            if not self._embedder_opened:
+                self._embedder = _open_embedder(self.settings)
+                self._embedder_opened = True
+            return self._embedder
+
+    def embed_pending(self, progress: Progress | None = None, batch: int = 256) -> int:
+        """Embed every chunk without a current vector; returns how many were embedded.
+
+        Refuses (IndexMismatch) when the index holds vectors of another model: run
+        :meth:`reindex`. Interrupted, it resumes where it stopped on the next call.
+        """
+        emb = self.embedder()
+        if emb is None:
+            raise ConfigError("no embedder configured (setting `embedder`)")
+        stored = self.store.embedder()
+        if stored is None:
+            self.store.set_embedder(emb.name, emb.dimension)
+        elif stored[0] != emb.name:
+            raise IndexMismatch(
+                f"the index was embedded with {stored[0]}, the configured embedder is "
+                f"{emb.name}: run `groundkb reindex`"
+            )
+        from .search.vectors import to_bytes
+
+        total = self.store.count_chunks_to_embed()
+        done = 0
+        while True:
+            todo = self.store.chunks_to_embed(batch)
+            if not todo:
+                return done
+            vectors = emb.embed([text for _, text in todo])
+            self.store.put_vectors(list(zip([c for c, _ in todo], to_bytes(vectors), strict=True)))
+            done += len(todo)
+            if progress:
+                progress(min(done, total), total, todo[-1][0])
+
+    def reindex(self, progress: Progress | None = None) -> int:
+        """Switch the index to the configured embedder and embed what is missing."""
+        emb = self.embedder()
+        if emb is None:
+            raise ConfigError("no embedder configured (setting `embedder`)")
+        self.store.set_embedder(emb.name, emb.dimension)
+        return self.embed_pending(progress)
+
+    def ingest_python_cli(
+        self, target: str, source: str, *, program: str | None = None
+    ) -> IngestReport:
+        """Make source ``source`` equal to the commands of a Python CLI (``module:object``)."""
+        report = ingest_python_cli(
+            self.store,
+            target,
+            source,
+            program=program,
+            max_chunk_tokens=self.settings.max_chunk_tokens,
+        )
+        return self._embed_after(report, None)
+
+    def sync(self, progress: Progress | None = None) -> list[IngestReport]:
+        """Re-ingest every source listed in the settings file's ``[[sources]]`` tables.
+
+        Each table has ``name`` and either ``path`` (relative to the settings file) with an
+        optional ``loader``, or ``python = "module:object"`` with an optional ``program``.
+        """
+        if not self.settings.sources:
+            raise ConfigError(
+                "no [[sources]] in the settings file"
+                + (f" {self.settings.config_path}" if self.settings.config_path else "")
+            )
+        base = Path(self.settings.config_path).parent if self.settings.config_path else Path()
+        plans = [_source_plan(n, t, base) for n, t in enumerate(self.settings.sources)]
+        reports = []
+        for name, path, target, loader, program in plans:
+            if target:
+                reports.append(self.ingest_python_cli(target, name, program=program))
+            else:
+                reports.append(self.ingest(path, name, progress, loader=loader))
+        return reports
+
+    def validate(self, sources: Sequence[str] = ()) -> list[Problem]:
+        """Problems authors should fix: dangling related ids, operations without
+        summaries, commands without examples, duplicate commands and endpoints."""
+        return validate_store(self.store, sources)
 
     def delete(self, doc_ids: Sequence[str] = (), source: str | None = None) -> int:
         """Delete documents by id, or a whole source; returns documents deleted."""
@@ -129,6 +258,39 @@ class KnowledgeBase:
             raise NotFound(f"no command {command.strip()!r}{did}")
         return self.get(docs[0].id)
 
+    def list_commands(
+        self, category: str | None = None, *, limit: int = 50, offset: int = 0
+    ) -> tuple[list[DocSummary], int]:
+        """A page of command documents (by id) and the total count."""
+        if limit < 1 or limit > 500 or offset < 0:
+            raise InvalidInput("limit must be 1-500 and offset at least 0")
+        filters = make_filters("command", category)
+        return self.store.list_documents(filters, limit, offset), self.store.count_documents(
+            filters
+        )
+
+    # -------------------------------------------------------------------- APIs
+    def api_graph(self) -> APIGraph:
+        """The graph of every ``api`` document, rebuilt when the index changes."""
+        gen = self.store.generation()
+        if self._graph is None or self._graph[0] != gen:
+            summaries = self.store.list_documents(Filters(types=("api",)), limit=10**9)
+            docs = [d for s in summaries if (d := self.store.get_document(s.id)) is not None]
+            self._graph = (gen, APIGraph.build(docs))
+        return self._graph[1]
+
+    def get_api_endpoint(self, path: str, method: str | None = None) -> EndpointLookup:
+        """The operation at ``path`` (exact, template or loose match) with its neighbours."""
+        if not path or not path.strip():
+            raise InvalidInput("path is required")
+        return self.api_graph().get_endpoint(path.strip(), method)
+
+    def find_endpoints(self, resource: str, operation: str | None = None) -> list[Endpoint]:
+        """Operations on ``resource`` (singular or plural), optionally of one kind."""
+        if not resource or not resource.strip():
+            raise InvalidInput("resource is required")
+        return self.api_graph().find_endpoints(resource.strip(), operation or None)
+
     def list_documents(
         self,
         *,
@@ -165,3 +327,37 @@ def make_filters(
     if bad:
         raise InvalidInput(f"unknown type {bad[0]!r}; expected one of {', '.join(DOC_TYPES)}")
     return Filters(types, _tuple(category), _tuple(source))
+
+
+def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | None, str | None]:
+    where = f"[[sources]] #{n + 1}"
+    name = table.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"{where}: 'name' is required")
+    path, target = table.get("path"), table.get("python")
+    if bool(path) == bool(target):
+        raise ConfigError(f"{where} ({name}): give exactly one of 'path' or 'python'")
+    unknown = set(table) - {"name", "path", "python", "loader", "program", "groups"}
+    if unknown:
+        raise ConfigError(f"{where} ({name}): unknown key {sorted(unknown)[0]!r}")
+    loader, program = table.get("loader"), table.get("program")
+    full = str(base / path) if path else ""
+    return name.strip(), full, str(target or ""), loader, program
+
+
+def _open_embedder(settings: Settings) -> Embedder | None:
+    from .embed import open_embedder
+
+    spec = settings.embedder.strip()
+    if spec.lower() == "auto":
+        try:
+            return open_embedder("minilm")
+        except MissingDependency as exc:
+            log.info("no local embedder (%s); keyword search only", exc.message)
+            return None
+    options: dict[str, Any] = {}
+    if spec.lower().startswith("openai:"):
+        if settings.embedder_url:
+            options["base_url"] = settings.embedder_url
+        options["api_key_env"] = settings.embedder_key_env
+    return open_embedder(spec, **options)

@@ -6,8 +6,9 @@ The OpenAPI loader (``ingest/openapi.py``) stores the graph facts of every opera
 touching a store:
 
 - :meth:`APIGraph.get_endpoint` — ``GET /users/123`` → ``GET /users/{id}``: exact path,
-  then template match, then the same path without a version prefix (``/customers`` vs
-  ``/v1/customers``) or a ``.json`` suffix, ignoring a trailing slash and query string.
+  then template match (a ``.json`` suffix, a trailing slash and a query string are
+  ignored), then a loose match: any case, and without the prefix up to the version
+  (``/customers`` vs ``/v1/customers``, ``/namespaces/x`` vs ``/apis/apps/v1/namespaces/x``).
   The result carries the graph neighbours: the same resource's other operations, and
   the operations of its parent and child resources.
 - :meth:`APIGraph.find_endpoints` — ``("location", "create")`` → ``POST /locations``.
@@ -272,11 +273,12 @@ MatchKind = Literal["exact", "template", "loose", "none"]
 class EndpointLookup:
     """The answer to :meth:`APIGraph.get_endpoint`.
 
-    ``match``: ``exact`` (the path as written), ``template`` (concrete values filled
-    into ``{params}``), ``loose`` (after ignoring case, a version prefix or a ``.json``
-    suffix), or ``none``. ``params`` binds template parameters to the values given.
-    ``other_methods`` lists the methods the matched path does have when the requested
-    method does not exist on it.
+    ``match``: ``exact`` (the path as written, trailing slash aside), ``template``
+    (concrete values in place of ``{params}``; a ``.json`` suffix ignored), ``loose``
+    (also ignoring case and the prefix up to the version), or ``none``. The most
+    literal template wins: ``/customers/search`` over ``/customers/{id}``. ``params``
+    binds template parameters to the values given. ``other_methods`` lists the methods
+    the matched path does have when the requested method does not exist on it.
     """
 
     path: str
@@ -365,21 +367,28 @@ def _norm_segments(path: str, loose: bool) -> list[str]:
     segs = path_segments(path)
     if not loose:
         return segs
-    segs = [s.lower() for s in segs]
     literal = len(segs)
     for i, seg in enumerate(segs):
         if is_param(seg):
             literal = i
             break
-    versions = [i for i in range(literal) if is_version(segs[i])]
+    # A version among the first three literal segments (a bare number only first: in
+    # /customers/42 the 42 is an id).
+    versions = [
+        i
+        for i in range(min(literal, 3))
+        if is_version(segs[i]) and (i == 0 or not segs[i].isdigit())
+    ]
     if versions:
         return segs[versions[0] + 1 :]
-    while segs and segs[0] in _PREFIX_WORDS:
+    while segs and segs[0].lower() in _PREFIX_WORDS:
         segs = segs[1:]
     return segs
 
 
-def _bind(template: Sequence[str], concrete: Sequence[str]) -> dict[str, str] | None:
+def _bind(
+    template: Sequence[str], concrete: Sequence[str], fold: bool = False
+) -> dict[str, str] | None:
     """Parameter values when ``concrete`` fits ``template`` segment by segment."""
     if len(template) != len(concrete):
         return None
@@ -388,7 +397,7 @@ def _bind(template: Sequence[str], concrete: Sequence[str]) -> dict[str, str] | 
         if is_param(t):
             if not is_param(c):
                 params[t[1:-1]] = c
-        elif t != c:
+        elif t != c and not (fold and t.lower() == c.lower()):
             return None
     return params
 
@@ -443,7 +452,7 @@ class APIGraph:
                 concrete = _norm_segments(raw, loose)
                 best: list[tuple[int, Endpoint, dict[str, str]]] = []
                 for p, eps in self.by_path.items():
-                    bound = _bind(_norm_segments(p, loose), concrete)
+                    bound = _bind(_norm_segments(p, loose), concrete, fold=loose)
                     if bound is None:
                         continue
                     literal = sum(1 for s in path_segments(p) if not is_param(s))

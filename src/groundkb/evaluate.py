@@ -102,8 +102,8 @@ def evaluate(
     for name in ("corpus.jsonl", "queries.jsonl", "qrels.tsv"):
         if not (root / name).is_file():
             raise InvalidInput(f"{root} is not a BEIR dataset: {name} is missing")
-    if mode != "keyword":
-        raise InvalidInput(f"unknown mode {mode!r}; available: keyword")
+    if mode not in ("keyword", "vector", "hybrid"):
+        raise InvalidInput(f"unknown mode {mode!r}; expected keyword, vector or hybrid")
     qrels = read_qrels(root / "qrels.tsv")
     queries = read_queries(root / "queries.jsonl")
     judged = [(qid, queries[qid]) for qid in sorted(qrels) if qid in queries]
@@ -111,8 +111,10 @@ def evaluate(
         judged = judged[:max_queries]
     base = settings or Settings()
     with tempfile.TemporaryDirectory(prefix="groundkb-eval-") as tmp:
-        s = base.replace(db=str(Path(tmp) / "eval.db"), max_chunks_per_doc=1)
+        s = base.replace(db=str(Path(tmp) / "eval.db"), max_chunks_per_doc=1, retrieval=mode)
         with KnowledgeBase.open(settings=s) as kb:
+            if mode != "keyword" and kb.embedder() is None:
+                raise InvalidInput(f"mode {mode} needs an embedder (setting `embedder`)")
             report = kb.ingest(root / "corpus.jsonl", source="eval")
             if report.errors:
                 raise InvalidInput(f"{report.errors[0]} ({len(report.errors)} problems)")
@@ -122,6 +124,8 @@ def evaluate(
             for n, (qid, text) in enumerate(judged, 1):
                 started = time.perf_counter()
                 result = kb.search(text, limit=100)
+                if result.notice:
+                    raise InvalidInput(f"search fell back: {result.notice}")
                 latency.append((time.perf_counter() - started) * 1000)
                 ranked = [h.doc_id for h in result.hits]
                 rels = qrels[qid]

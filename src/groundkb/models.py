@@ -29,6 +29,7 @@ VerdictReason = Literal[
     "no_title_or_keyword_hit",
     "ambiguous",
     "unknown_command",
+    "semantic_match",
 ]
 SourceKind = Literal["docs", "entries", "openapi", "commands", "mixed"]
 
@@ -160,6 +161,7 @@ class SearchResult:
     multi_intent: bool = False
     mode: str = "keyword"
     took_ms: float = 0.0
+    notice: str = ""  # why the search fell back to keyword-only, if it did
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +188,7 @@ class IngestReport:
     files: int = 0
     errors: tuple[FileError, ...] = ()
     seconds: float = 0.0
+    chunks_embedded: int = 0
 
     @property
     def ok(self) -> bool:

@@ -45,6 +45,24 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("min_matched_terms", int, 2, "Least matched query terms (exact title = 2)."),
     Setting("require_title_or_keyword", bool, True, "An answer needs a title/keyword match."),
     Setting("typo_correction", bool, True, "Correct query words missing from the index."),
+    Setting("typo_max_terms", int, 4, "Correct typos only in queries of this many words."),
+    Setting("bm25_k1", float, 1.5, "BM25 term-frequency saturation."),
+    Setting("bm25_b", float, 0.75, "BM25 length normalization."),
+    Setting(
+        "embedder",
+        str,
+        "auto",
+        "auto (minilm if installed, else none), minilm, minilm-fp32, openai:MODEL, none.",
+    ),
+    Setting("embedder_url", str, "", "Base URL of an OpenAI-compatible embeddings API."),
+    Setting("embedder_key_env", str, "OPENAI_API_KEY", "Env var holding that API's key."),
+    Setting("retrieval", str, "hybrid", "keyword, vector or hybrid (kill switch: keyword)."),
+    Setting("fusion", str, "rrf", "Hybrid fusion: rrf or weighted."),
+    Setting("rrf_k", int, 60, "Reciprocal rank fusion constant."),
+    Setting("keyword_weight", float, 0.3, "Keyword share of the weighted fusion."),
+    Setting("vector_candidates", int, 50, "Chunks taken from vector search per query."),
+    Setting("min_vector_score", float, 0.6, "Least cosine to answer without keyword evidence."),
+    Setting("min_vector_margin", float, 0.05, "Least cosine lead for such an answer."),
     Setting("log_level", str, "warning", "Logging level of the shells (debug, info, ...)."),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -70,6 +88,19 @@ class Settings:
     min_matched_terms: int = 2
     require_title_or_keyword: bool = True
     typo_correction: bool = True
+    typo_max_terms: int = 4
+    bm25_k1: float = 1.5
+    bm25_b: float = 0.75
+    embedder: str = "auto"
+    embedder_url: str = ""
+    embedder_key_env: str = "OPENAI_API_KEY"
+    retrieval: str = "hybrid"
+    fusion: str = "rrf"
+    rrf_k: int = 60
+    keyword_weight: float = 0.3
+    vector_candidates: int = 50
+    min_vector_score: float = 0.6
+    min_vector_margin: float = 0.05
     log_level: str = "warning"
     config_path: str = ""
     sources: tuple[Mapping[str, Any], ...] = ()

@@ -26,7 +26,7 @@ class LoadContext:
     origin_hash: str
     max_chunk_tokens: int
     # The absolute directory holding the file; relative references (an OpenAPI `$ref`
-    # to another file) resolve against it. '' when the content is not from a file.
+    # to another file) resolve against it ('' means the working directory).
     base_dir: str = ""
 
 

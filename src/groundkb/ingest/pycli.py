@@ -32,14 +32,17 @@ from .catalog import CommandSpec, Option, command_document
 
 
 def describe_target(target: Any) -> str:
-    """The origin recorded for a target: the import string, or module:qualname."""
+    """The origin recorded for a target: the import string, ``module:function`` for a
+    factory, else the kind and program name (``argparse:notes``, ``click:shop``)."""
     if isinstance(target, str):
         return target.strip()
-    module = getattr(target, "__module__", "") or type(target).__module__
-    name = (
-        getattr(target, "__qualname__", "") or getattr(target, "name", "") or type(target).__name__
-    )
-    return f"{module}:{name}"
+    if isinstance(target, argparse.ArgumentParser):
+        return f"argparse:{target.prog}"
+    qualname = getattr(target, "__qualname__", None)
+    if isinstance(qualname, str) and getattr(target, "__module__", None):
+        return f"{target.__module__}:{qualname}"
+    name = getattr(target, "name", None) or getattr(getattr(target, "info", None), "name", None)
+    return f"{type(target).__module__.split('.')[0]}:{name or type(target).__name__}"
 
 
 def resolve_target(target: Any) -> Any:

@@ -24,8 +24,10 @@ import logging
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
@@ -44,7 +46,10 @@ from ..models import Filters, Hit, SearchResult
 from ..settings import Settings
 from ..store.base import DocSummary, KeywordMatch, KeywordQuery, Store
 from .commands import CommandIndex, CommandMatch
-from .verdict import Scored, decide
+from .verdict import Scored, decide, semantic_verdict
+
+if TYPE_CHECKING:
+    from ..embed import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +70,7 @@ class _Derived:
     vocab: dict[str, int]
     vocab_terms: list[str]
     n_chunks: int
+    avgdl: float
     known_terms: frozenset[str]
     commands: CommandIndex
 
@@ -89,24 +95,34 @@ def _contains(haystack: str, needle: tuple[str, ...]) -> bool:
 class Searcher:
     """Runs searches over any :class:`~groundkb.store.base.Store`."""
 
-    def __init__(self, store: Store, settings: Settings, analyzer: Analyzer) -> None:
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        analyzer: Analyzer,
+        embedder: Callable[[], Embedder | None] | None = None,
+    ) -> None:
         self.store = store
         self.settings = settings
         self.analyzer = analyzer
+        self._embedder = embedder or (lambda: None)
         self._derived: _Derived | None = None
+        self._vectors: Any = None  # search.vectors.VectorIndex, built on first use
 
     # ------------------------------------------------------------ derived data
     def derived(self) -> _Derived:
         gen = self.store.generation()
         if self._derived is None or self._derived.generation != gen:
             vocab = self.store.vocabulary()
+            rows, avgdl = self.store.row_stats()
             every = self.store.list_documents(Filters(), limit=10**9)
             commands = [d for d in every if d.type == "command"]
             self._derived = _Derived(
                 generation=gen,
                 vocab=vocab,
                 vocab_terms=[t for t in vocab if len(t) >= 3 and not t.isdigit()],
-                n_chunks=max(1, self.store.chunk_count()),
+                n_chunks=max(1, rows),
+                avgdl=avgdl or 1.0,
                 known_terms=_known_terms(every),
                 commands=CommandIndex(commands),
             )
@@ -133,9 +149,11 @@ class Searcher:
         if command is not None:
             result = self._command_result(text, command, limit)
         else:
-            result = self._keyword(text, filters, limit)
+            semantic, mode, notice = self._semantic(text, filters, limit)
+            result = self._keyword(text, filters, limit, semantic, mode)
             if result.verdict.kind != "answer":
                 result = self._multi_intent(text, filters, limit) or result
+            result = replace(result, mode=mode, notice=notice)
         took = (time.perf_counter() - started) * 1000
         log.debug(
             "search %r -> %s (%s) %d hits in %.1f ms",
@@ -151,7 +169,9 @@ class Searcher:
         """Analyze a query and correct words the index does not know."""
         d = self.derived()
         parsed = self.analyzer.parse(text, d.known_terms)
-        if not self.settings.typo_correction:
+        if not self.settings.typo_correction or len(parsed.clauses) > self.settings.typo_max_terms:
+            # In a long question an unknown word is more likely a real word the docs do
+            # not use than a typo; "correcting" it adds noise (measured on the eval sets).
             return parsed, ""
         clauses: list[Clause] = []
         corrections: dict[str, str] = {}
@@ -186,7 +206,53 @@ class Searcher:
         best = min(found, key=lambda m: (m[1], m[0] not in d.known_terms, -d.vocab[m[0]]))
         return str(best[0])
 
-    def _keyword(self, text: str, filters: Filters, limit: int) -> SearchResult:
+    # --------------------------------------------------------------- semantic
+    def _semantic(
+        self, text: str, filters: Filters, limit: int
+    ) -> tuple[list[tuple[str, float]] | None, str, str]:
+        """(vector candidates or None, the mode used, why it fell back to keyword)."""
+        wanted = self.settings.retrieval
+        if wanted == "keyword":
+            return None, "keyword", ""
+        try:
+            embedder = self._embedder()
+            if embedder is None:
+                return None, "keyword", "no embedder configured; keyword search only"
+            stored = self.store.embedder()
+            if stored is None or stored[0] != embedder.name:
+                have = stored[0] if stored else "no embeddings"
+                return (
+                    None,
+                    "keyword",
+                    (
+                        f"index has {have}, configured embedder is {embedder.name}: "
+                        "run `groundkb reindex`; keyword search only"
+                    ),
+                )
+            index = self._vector_index(stored[1])
+            query = embedder.embed_query(text)
+        except Exception as exc:  # any embedder failure degrades, never fails the search
+            log.warning("embedding the query failed, searching by keyword: %s", exc)
+            return None, "keyword", f"embedder failed ({exc}); keyword search only"
+        k = max(self.settings.vector_candidates, limit * 2)
+        return index.search(query, filters, k), wanted, ""
+
+    def _vector_index(self, dimension: int) -> Any:
+        from .vectors import VectorIndex
+
+        gen = self.store.generation()
+        if self._vectors is None or self._vectors.generation != gen:
+            self._vectors = VectorIndex.build(gen, self.store.vectors(), dimension)
+        return self._vectors
+
+    def _keyword(
+        self,
+        text: str,
+        filters: Filters,
+        limit: int,
+        semantic: list[tuple[str, float]] | None = None,
+        mode: str = "keyword",
+    ) -> SearchResult:
         parsed, corrected = self.parse(text)
         terms = tuple(c.original for c in parsed.clauses)
         if not parsed.clauses:
@@ -203,10 +269,18 @@ class Searcher:
         )
         # Rank every candidate (cheap), then gather evidence for the ones that can be shown.
         ranked = sorted((self._rank(m, parsed) for m in matches), key=lambda r: -r[0])
+        cosines: dict[str, float] = {}
+        ranks: dict[str, dict[str, int]] = {}
+        if semantic is not None:
+            ranked, cosines, ranks = self._fuse(ranked, semantic, parsed, mode)
         keep = limit * max(1, self.settings.max_chunks_per_doc) + 10
         clause_weights = self._clause_weights(parsed)
         scored = [self._score(r, parsed, clause_weights) for r in ranked[:keep]]
-        verdict = decide(scored, parsed, self.settings)
+        # Vector candidates alone are not evidence: with no keyword match, the verdict
+        # starts from "no hits" and only a calibrated cosine can lift it.
+        verdict = decide(scored if matches else [], parsed, self.settings)
+        if semantic is not None:
+            verdict = semantic_verdict(verdict, scored, cosines, self.settings)
         if verdict.reason in ("definition", "exact_title"):
             scored = _lead_first(scored)
         hits = self._dedupe(scored, limit, self.settings.max_chunks_per_doc)
@@ -217,14 +291,65 @@ class Searcher:
             suggestions = (corrected,)
         if verdict.kind == "no_match" and not suggestions:
             suggestions = _distinct_titles(scored, 3)
+        retriever = "keyword" if semantic is None else mode
+        out = []
+        for rank, s in enumerate(hits, 1):
+            hit = self._hit(s, rank, retriever)
+            cid = s.match.chunk_id
+            if cid in cosines:
+                hit = replace(
+                    hit,
+                    ranks={**ranks.get(cid, {}), retriever: rank},
+                    explanation=(*hit.explanation, f"cosine {cosines[cid]:.3f}"),
+                )
+            elif semantic is not None:
+                hit = replace(hit, ranks={**ranks.get(cid, {}), retriever: rank})
+            out.append(hit)
         return SearchResult(
             query=text,
             verdict=verdict,
-            hits=tuple(self._hit(s, rank) for rank, s in enumerate(hits, 1)),
+            hits=tuple(out),
             suggestions=suggestions,
             corrected_query=corrected,
             terms=terms,
         )
+
+    def _fuse(
+        self,
+        ranked: list[_Ranked],
+        semantic: list[tuple[str, float]],
+        parsed: ParsedQuery,
+        mode: str,
+    ) -> tuple[list[_Ranked], dict[str, float], dict[str, dict[str, int]]]:
+        """Merge keyword and vector candidates; returns them in fused order.
+
+        ``rrf``: Σ 1 / (rrf_k + rank). ``weighted``: keyword_weight × rank / best rank +
+        (1 − keyword_weight) × cosine. Vector mode orders by cosine alone.
+        """
+        cosines = dict(semantic)
+        by_id = {r[1].chunk_id: r for r in ranked}
+        missing = [cid for cid, _ in semantic if cid not in by_id]
+        for m in self.store.matches(missing):
+            by_id[m.chunk_id] = self._rank(m, parsed)
+        ranks: dict[str, dict[str, int]] = {}
+        for i, r in enumerate(ranked, 1):
+            ranks.setdefault(r[1].chunk_id, {})["keyword"] = i
+        for i, (cid, _) in enumerate(semantic, 1):
+            ranks.setdefault(cid, {})["vector"] = i
+        fused: dict[str, float] = {}
+        if mode == "vector":
+            fused = {cid: cos for cid, cos in semantic}
+        elif self.settings.fusion == "weighted":
+            best = max((r[0] for r in ranked), default=0.0) or 1.0
+            w = self.settings.keyword_weight
+            for cid, r in by_id.items():
+                fused[cid] = w * max(r[0], 0.0) / best + (1 - w) * max(cosines.get(cid, 0.0), 0.0)
+        else:
+            k = self.settings.rrf_k
+            for cid, rr in ranks.items():
+                fused[cid] = sum(1.0 / (k + n) for n in rr.values())
+        order = sorted((cid for cid in fused if cid in by_id), key=lambda c: -fused[c])
+        return [by_id[c] for c in order], cosines, ranks
 
     # ---------------------------------------------------------------- scoring
     def _clause_weights(self, parsed: ParsedQuery) -> list[float]:
@@ -237,8 +362,47 @@ class Searcher:
             out.append(math.log(1.0 + (d.n_chunks - df + 0.5) / (df + 0.5)))
         return out
 
+    def _bm25(self, m: KeywordMatch, parsed: ParsedQuery) -> float:
+        """BM25F of a candidate with one term per clause: the clause's best alternative.
+
+        The same formula as FTS5's bm25() (column weights scale the term frequency, one
+        length normalization over all columns; k1 and b from settings), except that a
+        clause scores its best alternative rather than the sum of all, and synonym,
+        stem-of-a-known-term and typo alternatives count ``MATCH_FACTOR`` of their
+        score: "delete" OR-ed with its synonyms must not outweigh "pod".
+        """
+        d = self.derived()
+        weights = self.settings.weights
+        columns = [(weights.get(f, 1.0), m.fields[f].split()) for f in FIELD_FACTOR]
+        counts = [(w, Counter(tokens), tokens) for w, tokens in columns]
+        length = sum(len(tokens) for _, tokens in columns)
+        k1, b = self.settings.bm25_k1, self.settings.bm25_b
+        norm = k1 * (1 - b + b * length / d.avgdl)
+        total = 0.0
+        for clause in parsed.clauses:
+            best = 0.0
+            for alt in clause.alternatives:
+                freq = 0.0
+                for w, counter, tokens in counts:
+                    if alt.tokens[0] not in counter:
+                        continue
+                    freq += w * (
+                        counter[alt.tokens[0]]
+                        if len(alt.tokens) == 1
+                        else _phrase_count(tokens, alt.tokens)
+                    )
+                if not freq:
+                    continue
+                df = min(d.vocab.get(t, 0) for t in alt.tokens)
+                idf = max(math.log((d.n_chunks - df + 0.5) / (df + 0.5)), 1e-6)
+                score = idf * freq * (k1 + 1) / (freq + norm) * MATCH_FACTOR[alt.kind]
+                best = max(best, score)
+            total += best
+        return total
+
     def _rank(self, m: KeywordMatch, parsed: ParsedQuery) -> _Ranked:
-        """BM25 × (1 + boost), and whether the query phrase is the title or an alias."""
+        """BM25F × (1 + boost), and whether the query phrase is the title or an alias."""
+        m = replace(m, score=self._bm25(m, parsed))
         phrase = tuple(stem(t) for t in parsed.phrase)
         exact = ""
         in_title = False
@@ -431,6 +595,12 @@ class Searcher:
             terms=tuple(t for r in results for t in r.terms),
             multi_intent=True,
         )
+
+
+def _phrase_count(tokens: Sequence[str], phrase: tuple[str, ...]) -> int:
+    n = len(phrase)
+    first = phrase[0]
+    return sum(1 for i, t in enumerate(tokens) if t == first and tuple(tokens[i : i + n]) == phrase)
 
 
 def _lead_first(scored: list[Scored]) -> list[Scored]:

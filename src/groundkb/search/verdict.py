@@ -20,8 +20,8 @@ Rules, in order, on the top chunk and the best chunk of any *other* document
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from ..analyze.text import ParsedQuery
 from ..models import Verdict
@@ -137,3 +137,38 @@ def multi_intent_verdict(titles: Sequence[str], confidence: float) -> Verdict:
         + "; ".join(titles)
         + ". Summarize each briefly and ask which one to go deeper on.",
     )
+
+
+def semantic_verdict(
+    verdict: Verdict, scored: Sequence[Scored], cosines: Mapping[str, float], settings: Settings
+) -> Verdict:
+    """The verdict with the vector evidence added.
+
+    A keyword ``answer`` stands; its confidence averages the keyword lead with the cosine
+    lead of the top document. A top hit that keyword evidence alone cannot answer (weak,
+    too few terms, nothing in a title) becomes an ``answer`` only when its cosine clears
+    ``min_vector_score`` and leads the next document by ``min_vector_margin``. An
+    ambiguous or empty query is never turned into an answer by cosine.
+    """
+    if not scored:
+        return verdict
+    top = scored[0]
+    c1 = cosines.get(top.match.chunk_id, 0.0)
+    c2 = max(
+        (cosines.get(s.match.chunk_id, 0.0) for s in scored if s.match.doc_id != top.match.doc_id),
+        default=0.0,
+    )
+    lead = round(max(0.0, (c1 - c2) / c1), 4) if c1 > 0 else 0.0
+    if verdict.kind == "answer":
+        return replace(verdict, confidence=round((verdict.confidence + lead) / 2, 4))
+    upgradable = ("weak", "few_matched_terms", "no_title_or_keyword_hit", "no_hits")
+    if verdict.reason in upgradable and (
+        c1 >= settings.min_vector_score and c1 - c2 >= settings.min_vector_margin
+    ):
+        return Verdict(
+            "answer",
+            round(c1 - c2, 4),
+            "semantic_match",
+            f"Answer from {top.match.doc.title} (matched by meaning; check it fits).",
+        )
+    return verdict

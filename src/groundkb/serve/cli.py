@@ -72,43 +72,200 @@ def cli(ctx: click.Context, db: str | None, config: str | None, log_level: str |
     ctx.obj = settings
 
 
+class _Progress:
+    """A progress bar on stderr (only on a terminal), for ingest and sync."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.show = not quiet and sys.stderr.isatty()
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int, name: str) -> None:
+        if not self.show:
+            return
+        if self.bar is None or done == 1:
+            self.close()
+            self.bar = click.progressbar(
+                length=total, label="ingesting", file=sys.stderr, item_show_func=lambda n: n
+            )
+            self.bar.__enter__()
+        self.bar.update(1, name)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
 @cli.command()
-@click.argument("path", type=click.Path(exists=True))
+@click.argument("path", type=click.Path(exists=True), required=False)
 @click.option("--source", "-s", required=True, help="Source name; the source becomes this path.")
+@click.option(
+    "--loader",
+    type=click.Choice(["markdown", "tldr", "openapi", "catalog", "entries", "records"]),
+    help="Read every file with this loader instead of choosing by content.",
+)
+@click.option("--python", "target", help="Ingest a Python CLI instead: 'module:object'.")
+@click.option("--program", help="Program name for --python (default: from the CLI).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
-def ingest(ctx: click.Context, path: str, source: str, as_json: bool, quiet: bool) -> None:
-    """Ingest Markdown docs and JSON/YAML entries under PATH into a source.
+def ingest(
+    ctx: click.Context,
+    path: str | None,
+    source: str,
+    loader: str | None,
+    target: str | None,
+    program: str | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Ingest docs, entries, OpenAPI specs and command catalogs under PATH into a source.
 
     Re-ingesting is incremental: unchanged files are skipped, changed chunks rewritten,
     and documents whose files disappeared are deleted. Exits 1 if any file failed.
+    With --python module:object, the commands of a click, typer or argparse program.
     """
     from .render import report_text, to_json
 
+    if bool(path) == bool(target):
+        raise click.UsageError("give PATH or --python module:object (one of them)")
     with _kb(ctx) as kb:
-        show = not quiet and sys.stderr.isatty()
-        bar: Any = None
-
-        def progress(done: int, total: int, name: str) -> None:
-            nonlocal bar
-            if not show:
-                return
-            if bar is None:
-                bar = click.progressbar(
-                    length=total, label="ingesting", file=sys.stderr, item_show_func=lambda n: n
-                )
-                bar.__enter__()
-            bar.update(1, name)
-
+        progress = _Progress(quiet)
         try:
-            report = kb.ingest(path, source, progress=progress)
+            if target:
+                report = kb.ingest_python_cli(target, source, program=program)
+            else:
+                report = kb.ingest(path, source, progress=progress, loader=loader)
         finally:
-            if bar is not None:
-                bar.__exit__(None, None, None)
+            progress.close()
     click.echo(to_json(report) if as_json else report_text(report))
     if report.errors:
         sys.exit(EXIT_FAILED)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def sync(ctx: click.Context, as_json: bool, quiet: bool) -> None:
+    """Re-ingest every source listed in groundkb.toml ([[sources]]); a pre-build step."""
+    from .render import report_text, to_json
+
+    with _kb(ctx) as kb:
+        progress = _Progress(quiet)
+        try:
+            reports = kb.sync(progress=progress)
+        finally:
+            progress.close()
+    if as_json:
+        click.echo(to_json(reports))
+    else:
+        for r in reports:
+            click.echo(report_text(r))
+    if any(r.errors for r in reports):
+        sys.exit(EXIT_FAILED)
+
+
+@cli.command()
+@click.option("--source", "-s", help="Only these sources (comma-separated).")
+@click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON.")
+@click.pass_context
+def validate(ctx: click.Context, source: str | None, as_json: bool) -> None:
+    """Report dangling related ids, operations without summaries, commands without
+    examples and duplicates. Exits 1 when there is an error (warnings alone exit 0)."""
+    from .render import to_json
+
+    sources = tuple(s.strip() for s in (source or "").split(",") if s.strip())
+    with _kb(ctx) as kb:
+        problems = kb.validate(sources)
+    if as_json:
+        click.echo(to_json(problems))
+    else:
+        for p in problems:
+            click.echo(f"{p} ({p.code})")
+        errors = sum(1 for p in problems if p.severity == "error")
+        click.echo(f"{errors} errors, {len(problems) - errors} warnings")
+    if any(p.severity == "error" for p in problems):
+        sys.exit(EXIT_FAILED)
+
+
+@cli.command("command")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the command as JSON.")
+@click.pass_context
+def command_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Print a CLI command by exact name or alias; anything else: not found + did-you-mean."""
+    from .render import document_text, to_json
+
+    with _kb(ctx) as kb:
+        doc = kb.get_command(name)
+    click.echo(to_json(doc) if as_json else document_text(doc))
+
+
+@cli.command("commands")
+@click.option("--category", "-c", help="Only this category.")
+@click.option("--limit", "-n", default=50, show_default=True, type=click.IntRange(1, 500))
+@click.option("--offset", default=0, type=click.IntRange(0), help="Skip this many.")
+@click.pass_context
+def commands_cmd(ctx: click.Context, category: str | None, limit: int, offset: int) -> None:
+    """List documented CLI commands, a page at a time."""
+    with _kb(ctx) as kb:
+        docs, total = kb.list_commands(category, limit=limit, offset=offset)
+    for d in docs:
+        click.echo(f"{d.command or d.title}\t{d.summary}")
+    click.echo(f"{offset + 1 if docs else offset}-{offset + len(docs)} of {total}", err=True)
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--method", "-m", help="HTTP method (GET, POST, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Print the lookup as JSON.")
+@click.pass_context
+def endpoint(ctx: click.Context, path: str, method: str | None, as_json: bool) -> None:
+    """Look up an API operation by path: exact, template (/users/123) or without version."""
+    from .render import document_text, to_json
+
+    with _kb(ctx) as kb:
+        found = kb.get_api_endpoint(path, method)
+        if as_json:
+            click.echo(to_json(found))
+            return
+        if not found.endpoints:
+            others = (
+                f" (this path has {', '.join(found.other_methods)})" if found.other_methods else ""
+            )
+            _fail(f"no endpoint {found.method} {found.path}{others}".replace("  ", " "))
+        click.echo(f"match: {found.match}")
+        if len(found.endpoints) == 1:
+            click.echo(document_text(kb.get(found.endpoints[0].doc_id)))
+        for e in found.endpoints if len(found.endpoints) > 1 else ():
+            click.echo(f"{e.method} {e.path}\t{e.title}")
+        for label, group in (("same resource", found.same_resource), ("parents", found.parents),
+                             ("children", found.children)):  # fmt: skip
+            if group:
+                click.echo(f"\n{label}:")
+                for e in group:
+                    click.echo(f"  {e.method} {e.path}\t{e.title}")
+
+
+@cli.command()
+@click.argument("resource")
+@click.argument("operation", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def endpoints(ctx: click.Context, resource: str, operation: str | None, as_json: bool) -> None:
+    """Find API operations on RESOURCE, optionally of one OPERATION kind (create, list, ...)."""
+    from .render import to_json
+
+    with _kb(ctx) as kb:
+        found = kb.find_endpoints(resource, operation)
+    if as_json:
+        click.echo(to_json(found))
+        return
+    if not found:
+        _fail(f"no {operation + ' ' if operation else ''}operations on {resource!r}")
+    for e in found:
+        click.echo(f"{e.method} {e.path}\t{e.operation_kind}\t{e.title}")
 
 
 @cli.command()
@@ -208,26 +365,39 @@ def settings_cmd(ctx: click.Context, markdown: bool) -> None:
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--mode",
-    type=click.Choice(["keyword"]),
+    type=click.Choice(["keyword", "vector", "hybrid"]),
     default="keyword",
     show_default=True,
     help="Retrieval mode to evaluate.",
 )
+@click.option("--embedder", help="Embedder for vector/hybrid (default: the `embedder` setting).")
+@click.option("--fusion", type=click.Choice(["rrf", "weighted"]), help="Hybrid fusion.")
 @click.option("--max-queries", type=click.IntRange(1), help="Evaluate only the first N queries.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def eval_cmd(
-    ctx: click.Context, dataset: str, mode: str, max_queries: int | None, as_json: bool
+    ctx: click.Context,
+    dataset: str,
+    mode: str,
+    embedder: str | None,
+    fusion: str | None,
+    max_queries: int | None,
+    as_json: bool,
 ) -> None:
     """Evaluate retrieval on a BEIR-format DATASET (corpus.jsonl, queries.jsonl, qrels.tsv).
 
     Builds a throwaway index and reports nDCG@10, Recall@10/100, MRR@10, hit@1,
-    latency p50/p95 and ingest throughput.
+    latency p50/p95, ingest throughput and how the verdicts came out.
     """
     from ..evaluate import evaluate
     from .render import to_data, to_json
 
-    report = evaluate(dataset, _settings(ctx), mode=mode, max_queries=max_queries)
+    settings = _settings(ctx)
+    if embedder:
+        settings = settings.replace(embedder=embedder)
+    if fusion:
+        settings = settings.replace(fusion=fusion)
+    report = evaluate(dataset, settings, mode=mode, max_queries=max_queries)
     if as_json:
         click.echo(to_json(report))
         return

@@ -20,6 +20,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from ..api import KnowledgeBase
+from ..apigraph import Endpoint
 from ..errors import GroundKBError, NotFound
 from ..models import Document, SearchResult
 from ..settings import Settings
@@ -38,6 +39,9 @@ This server is the single source of truth for the product's documentation, comma
 - verdict "no_match": say you do not know. Never invent a command, endpoint or option; offer the
   did-you-mean suggestions if there are any.
 - Use get_document for the full text of a hit before giving detailed steps.
+- For an exact CLI command use get_command (list_commands to browse); for an API operation use
+  get_api_endpoint (by path) or find_endpoints (by resource and operation, e.g. "location",
+  "create"). A not-found answer means the command or endpoint does not exist.
 """
 
 READ_ONLY = ToolAnnotations(
@@ -162,6 +166,64 @@ def document_out(d: Document) -> DocumentOut:
     )
 
 
+class EndpointOut(BaseModel):
+    doc_id: str
+    method: str
+    path: str
+    title: str
+    operation_kind: str = Field(description="create, read, list, update, delete or an action.")
+    resources: list[str]
+    operation_id: str = ""
+    spec: str = ""
+
+
+class EndpointLookupOut(BaseModel):
+    path: str
+    method: str
+    match: str = Field(description="exact, template, loose or none.")
+    endpoints: list[EndpointOut]
+    operation: DocumentOut | None = Field(description="The full operation when one matched.")
+    params: dict[str, str]
+    same_resource: list[EndpointOut]
+    parents: list[EndpointOut]
+    children: list[EndpointOut]
+    other_methods: list[str]
+
+
+class EndpointsOut(BaseModel):
+    resource: str
+    operation: str | None
+    endpoints: list[EndpointOut]
+
+
+class CommandSummaryOut(BaseModel):
+    id: str
+    command: str
+    title: str
+    category: str
+    summary: str
+
+
+class CommandsOut(BaseModel):
+    total: int
+    offset: int
+    commands: list[CommandSummaryOut]
+    next_offset: int | None = Field(description="Pass as offset for the next page.")
+
+
+def endpoint_out(e: Endpoint) -> EndpointOut:
+    return EndpointOut(
+        doc_id=e.doc_id,
+        method=e.method,
+        path=e.path,
+        title=e.title,
+        operation_kind=e.operation_kind,
+        resources=list(e.resources),
+        operation_id=e.operation_id,
+        spec=e.spec,
+    )
+
+
 async def _call(fn: Callable[[], T]) -> T:
     """Run a core call in a worker thread; map our errors to tool errors."""
     try:
@@ -205,6 +267,89 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
     ) -> DocumentOut:
         """Get the full text of one document (page, entry, command or endpoint) by id."""
         return document_out(await _call(lambda: kb.get(id.split("#", 1)[0])))
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def get_command(
+        command: Annotated[
+            str, Field(min_length=1, description="Exact command name, e.g. 'helios gw users list'.")
+        ],
+    ) -> DocumentOut:
+        """Get one CLI command by its exact name or alias: syntax, options and examples.
+
+        Anything else is an error with did-you-mean suggestions; never run or present a
+        command this tool did not return.
+        """
+        return document_out(await _call(lambda: kb.get_command(command)))
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def list_commands(
+        category: Annotated[str | None, Field(description="Only this category.")] = None,
+        offset: Annotated[int, Field(ge=0, description="From a previous next_offset.")] = 0,
+        limit: Annotated[int, Field(ge=1, le=200, description="Commands per page.")] = 50,
+    ) -> CommandsOut:
+        """List the documented CLI commands, a page at a time."""
+        docs, total = await _call(lambda: kb.list_commands(category, limit=limit, offset=offset))
+        nxt = offset + len(docs)
+        return CommandsOut(
+            total=total,
+            offset=offset,
+            commands=[
+                CommandSummaryOut(
+                    id=d.id,
+                    command=d.command,
+                    title=d.title,
+                    category=d.category,
+                    summary=d.summary,
+                )
+                for d in docs
+            ],
+            next_offset=nxt if nxt < total else None,
+        )
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def get_api_endpoint(
+        path: Annotated[
+            str, Field(min_length=1, description="API path, e.g. '/v1/customers/cus_123'.")
+        ],
+        method: Annotated[str | None, Field(description="HTTP method, e.g. 'POST'.")] = None,
+    ) -> EndpointLookupOut:
+        """Look up an API operation by path (exact, template such as /users/123 for
+        /users/{id}, or without a version prefix), with its related operations."""
+
+        def lookup() -> tuple[Any, Any]:
+            found = kb.get_api_endpoint(path, method)
+            op = kb.get(found.endpoints[0].doc_id) if len(found.endpoints) == 1 else None
+            return found, op
+
+        found, op = await _call(lookup)
+        return EndpointLookupOut(
+            path=found.path,
+            method=found.method,
+            match=found.match,
+            endpoints=[endpoint_out(e) for e in found.endpoints],
+            operation=document_out(op) if op is not None else None,
+            params=dict(found.params),
+            same_resource=[endpoint_out(e) for e in found.same_resource],
+            parents=[endpoint_out(e) for e in found.parents],
+            children=[endpoint_out(e) for e in found.children],
+            other_methods=list(found.other_methods),
+        )
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def find_endpoints(
+        resource: Annotated[
+            str, Field(min_length=1, description="Resource name, e.g. 'location' or 'users'.")
+        ],
+        operation: Annotated[
+            str | None,
+            Field(description="create, read, list, update, delete or an action like 'cancel'."),
+        ] = None,
+    ) -> EndpointsOut:
+        """Find the API operations on a resource, e.g. ('location', 'create') → POST /locations."""
+        found = await _call(lambda: kb.find_endpoints(resource, operation))
+        return EndpointsOut(
+            resource=resource, operation=operation, endpoints=[endpoint_out(e) for e in found]
+        )
 
     @mcp.resource(
         "kb://docs/{doc_id}",

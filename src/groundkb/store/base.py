@@ -90,6 +90,23 @@ class KeywordMatch:
     content_hash: str
 
 
+@dataclass(frozen=True, slots=True)
+class VectorRow:
+    """A stored embedding (float32 bytes) and what filters need to know about its chunk."""
+
+    chunk_id: str
+    type: str
+    category: str
+    source: str
+    vector: bytes
+
+
+def embedding_text(title: str, header_path: str, text: str) -> str:
+    """What is embedded for a chunk: its title and section path, then its text."""
+    head = header_path if header_path.startswith(title) else f"{title} > {header_path}"
+    return f"{head}\n{text}" if header_path else f"{title}\n{text}"
+
+
 class Store(Protocol):
     """Storage backend for a knowledge base. See the module docstring for the contract."""
 
@@ -135,4 +152,28 @@ class Store(Protocol):
         ...
 
     def chunk_count(self) -> int: ...
+    def row_stats(self) -> tuple[int, float]:
+        """(chunks, average indexed tokens per chunk over all fields), for BM25."""
+        ...
+
     def stats(self) -> Stats: ...
+
+    # embeddings: one vector per chunk, dropped when the chunk's hash changes
+    def embedder(self) -> tuple[str, int] | None:
+        """(name, dimension) of the model that made the stored vectors, if any."""
+        ...
+
+    def set_embedder(self, name: str, dimension: int) -> None:
+        """Record the model; a different model than before drops every stored vector."""
+        ...
+
+    def chunks_to_embed(self, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` (chunk id, text to embed) of chunks without a current vector."""
+        ...
+
+    def count_chunks_to_embed(self) -> int: ...
+    def put_vectors(self, items: Sequence[tuple[str, bytes]]) -> None: ...
+    def vectors(self) -> list[VectorRow]: ...
+    def matches(self, chunk_ids: Sequence[str]) -> list[KeywordMatch]:
+        """Chunks by id with their analyzed fields (score 0), for evidence on vector hits."""
+        ...

@@ -24,7 +24,16 @@ from typing import Any, Literal
 from ..analyze.text import TOKENIZER_VERSION, analyzed_fields
 from ..errors import Conflict, IndexMismatch, InvalidInput, StoreError
 from ..models import Chunk, Document, Example, Filters, Source, SourceInfo, Stats
-from .base import FIELDS, DocSummary, KeywordMatch, KeywordQuery, StoredDoc, WriteResult
+from .base import (
+    FIELDS,
+    DocSummary,
+    KeywordMatch,
+    KeywordQuery,
+    StoredDoc,
+    VectorRow,
+    WriteResult,
+    embedding_text,
+)
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +89,23 @@ CREATE TRIGGER chunks_after_delete AFTER DELETE ON chunks BEGIN
 END;
 """
 
+# Version 2: embeddings, one per chunk, valid while the chunk's hash is unchanged.
+_SCHEMA_2 = """
+CREATE TABLE vectors(
+    rowid INTEGER PRIMARY KEY,
+    chunk_hash TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE TRIGGER chunks_delete_vector AFTER DELETE ON chunks BEGIN
+    DELETE FROM vectors WHERE rowid = old.rowid;
+END;
+CREATE TRIGGER chunks_update_vector AFTER UPDATE OF chunk_hash ON chunks BEGIN
+    DELETE FROM vectors WHERE rowid = old.rowid;
+END;
+"""
+
 # Numbered migrations: MIGRATIONS[n] brings a database from version n to n + 1.
-MIGRATIONS: dict[int, str] = {0: _SCHEMA_1}
+MIGRATIONS: dict[int, str] = {0: _SCHEMA_1, 1: _SCHEMA_2}
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -519,7 +543,7 @@ class SQLiteStore:
             return []
         weights = [float(query.weights.get(f, 1.0)) for f in FIELDS]
         common: list[str] = []
-        n_rows, avgdl = self._row_stats()
+        n_rows, avgdl = self.row_stats()
         dfs: dict[str, int] = {}
         if n_rows >= COMMON_MIN_ROWS:
             singles = [p[0] for p in phrases if len(p) == 1]
@@ -578,7 +602,7 @@ class SQLiteStore:
         out.sort(key=lambda m: -m.score)
         return out[: query.limit]
 
-    def _row_stats(self) -> tuple[int, float]:
+    def row_stats(self) -> tuple[int, float]:
         """(rows, average tokens per row) of the FTS index, cached per generation."""
         gen = self.generation()
         if self._stats_cache is None or self._stats_cache[0] != gen:
@@ -593,6 +617,97 @@ class SQLiteStore:
         marks = ",".join("?" * len(terms))
         return dict(
             self._query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms)
+        )
+
+    # ---------------------------------------------------------------- vectors
+    def embedder(self) -> tuple[str, int] | None:
+        rows = self._query(
+            "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedder_dimension')"
+        )
+        meta = dict(rows)
+        if not meta.get("embedder"):
+            return None
+        return meta["embedder"], int(meta.get("embedder_dimension", 0))
+
+    def set_embedder(self, name: str, dimension: int) -> None:
+        with self._tx() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+            if row is None or row[0] != name:
+                db.execute("DELETE FROM vectors")
+            db.executemany(
+                "INSERT INTO meta(key, value) VALUES(?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [("embedder", name), ("embedder_dimension", str(dimension))],
+            )
+
+    def chunks_to_embed(self, limit: int) -> list[tuple[str, str]]:
+        rows = self._query(
+            "SELECT c.doc_id, c.idx, d.title, c.header_path, c.text FROM chunks c"
+            " JOIN documents d ON d.id = c.doc_id"
+            " LEFT JOIN vectors v ON v.rowid = c.rowid AND v.chunk_hash = c.chunk_hash"
+            " WHERE v.rowid IS NULL ORDER BY c.rowid LIMIT ?",
+            (limit,),
+        )
+        return [(f"{r[0]}#{r[1]}", embedding_text(r[2], r[3], r[4])) for r in rows]
+
+    def count_chunks_to_embed(self) -> int:
+        return int(
+            self._query(
+                "SELECT count(*) FROM chunks c LEFT JOIN vectors v"
+                " ON v.rowid = c.rowid AND v.chunk_hash = c.chunk_hash WHERE v.rowid IS NULL"
+            )[0][0]
+        )
+
+    def put_vectors(self, items: Sequence[tuple[str, bytes]]) -> None:
+        with self._tx() as db:
+            for chunk_id, blob in items:
+                doc_id, _, idx = chunk_id.rpartition("#")
+                row = db.execute(
+                    "SELECT rowid, chunk_hash FROM chunks WHERE doc_id = ? AND idx = ?",
+                    (doc_id, int(idx)),
+                ).fetchone()
+                if row is not None:
+                    db.execute(
+                        "INSERT OR REPLACE INTO vectors(rowid, chunk_hash, vector) VALUES(?,?,?)",
+                        (row[0], row[1], blob),
+                    )
+
+    def vectors(self) -> list[VectorRow]:
+        rows = self._query(
+            "SELECT c.doc_id, c.idx, d.type, d.category, d.source, v.vector FROM vectors v"
+            " JOIN chunks c ON c.rowid = v.rowid AND c.chunk_hash = v.chunk_hash"
+            " JOIN documents d ON d.id = c.doc_id ORDER BY c.rowid"
+        )
+        return [VectorRow(f"{r[0]}#{r[1]}", r[2], r[3], r[4], r[5]) for r in rows]
+
+    def matches(self, chunk_ids: Sequence[str]) -> list[KeywordMatch]:
+        """Chunks by id with their analyzed fields, as keyword matches of score 0."""
+        if not chunk_ids:
+            return []
+        wanted = [(c.rpartition("#")[0], int(c.rpartition("#")[2])) for c in chunk_ids]
+        cond = " OR ".join("(c.doc_id = ? AND c.idx = ?)" for _ in wanted)
+        rows = self._query(
+            "SELECT c.rowid, c.doc_id, c.idx, c.header_path, c.text, c.chunk_hash,"
+            " f.title, f.aliases, f.keywords, f.header, f.body, d.content_hash,"
+            f" {self._SUMMARY_COLS}"
+            " FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+            f" JOIN documents d ON d.id = c.doc_id WHERE {cond}",
+            [v for pair in wanted for v in pair],
+        )
+        return [self._match(r, 0.0) for r in rows]
+
+    def _match(self, r: Sequence[Any], score: float) -> KeywordMatch:
+        return KeywordMatch(
+            chunk_id=f"{r[1]}#{r[2]}",
+            doc_id=r[1],
+            index=r[2],
+            score=score,
+            fields=dict(zip(FIELDS, r[6:11], strict=True)),
+            text=r[4],
+            header_path=r[3],
+            chunk_hash=r[5],
+            doc=self._summary(r[12:]),
+            content_hash=r[11],
         )
 
     def vocabulary(self) -> dict[str, int]:
