@@ -6,6 +6,7 @@ import dataclasses
 import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .analyze.text import Analyzer, load_synonyms
 from .apigraph import APIGraph, Endpoint, EndpointLookup
 from .errors import ConfigError, IndexMismatch, InvalidInput, MissingDependency, NotFound
-from .ingest import Progress, ingest_path, ingest_python_cli
+from .ingest import LOADER_NAMES, Progress, ingest_path, ingest_python_cli
 from .ingest.validate import Problem, validate_store
 from .models import (
     DOC_TYPES,
@@ -118,13 +119,23 @@ class KnowledgeBase:
         emb = self.embedder()
         assert emb is not None
         if stored is not None and stored[0] != emb.name:
-            log.warning(
-                "index was embedded with %s, configured %s: run `groundkb reindex`",
-                stored[0],
-                emb.name,
+            msg = f"index embedded with {stored[0]}, configured {emb.name}: run `groundkb reindex`"
+            log.warning(msg)
+            return dataclasses.replace(report, notice=msg)
+        started = time.perf_counter()
+        try:
+            embedded = self.embed_pending(progress)
+        except Exception as exc:  # the documents are stored; vectors can follow later
+            log.warning("embedding failed after ingest: %s", exc)
+            return dataclasses.replace(
+                report,
+                notice=f"documents stored, embedding failed ({exc}); run `groundkb reindex`",
             )
-            return report
-        return dataclasses.replace(report, chunks_embedded=self.embed_pending(progress))
+        return dataclasses.replace(
+            report,
+            chunks_embedded=embedded,
+            seconds=report.seconds + time.perf_counter() - started,
+        )
 
     # -------------------------------------------------------------- embeddings
     def embedder(self) -> Embedder | None:
@@ -341,6 +352,19 @@ def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | N
     if unknown:
         raise ConfigError(f"{where} ({name}): unknown key {sorted(unknown)[0]!r}")
     loader, program = table.get("loader"), table.get("program")
+    for key, value in (
+        ("path", path),
+        ("python", target),
+        ("loader", loader),
+        ("program", program),
+    ):
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{where} ({name}): '{key}' must be a string")
+    if loader is not None and loader not in LOADER_NAMES:
+        choices = ", ".join(LOADER_NAMES)
+        raise ConfigError(f"{where} ({name}): unknown loader {loader!r}; expected one of {choices}")
+    if target and ":" not in target:
+        raise ConfigError(f"{where} ({name}): 'python' must look like 'package.module:object'")
     full = str(base / path) if path else ""
     return name.strip(), full, str(target or ""), loader, program
 

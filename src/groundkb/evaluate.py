@@ -38,6 +38,10 @@ class EvalReport:
     ingest_seconds: float
     ingest_chunks_per_s: float
     verdicts: Mapping[str, int] = field(default_factory=dict)
+    # answered_correctly / answered_wrongly (the top hit is relevant or not; a query with
+    # no relevant document is wrong whenever answered), clarified, abstained
+    outcomes: Mapping[str, int] = field(default_factory=dict)
+    reasons: Mapping[str, int] = field(default_factory=dict)
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -106,6 +110,8 @@ def evaluate(
         raise InvalidInput(f"unknown mode {mode!r}; expected keyword, vector or hybrid")
     qrels = read_qrels(root / "qrels.tsv")
     queries = read_queries(root / "queries.jsonl")
+    # A judged query with no relevant document (all scores 0) is unanswerable: the right
+    # verdict for it is clarify or no_match.
     judged = [(qid, queries[qid]) for qid in sorted(qrels) if qid in queries]
     if max_queries:
         judged = judged[:max_queries]
@@ -121,6 +127,8 @@ def evaluate(
             stats = kb.stats()
             ndcg, r10, r100, mrr, hit1, latency = [], [], [], [], [], []
             verdicts: dict[str, int] = {}
+            outcomes: dict[str, int] = {}
+            reasons: dict[str, int] = {}
             for n, (qid, text) in enumerate(judged, 1):
                 started = time.perf_counter()
                 result = kb.search(text, limit=100)
@@ -129,12 +137,21 @@ def evaluate(
                 latency.append((time.perf_counter() - started) * 1000)
                 ranked = [h.doc_id for h in result.hits]
                 rels = qrels[qid]
-                ndcg.append(ndcg_at(ranked, rels))
-                r10.append(recall_at(ranked, rels, 10))
-                r100.append(recall_at(ranked, rels, 100))
-                mrr.append(mrr_at(ranked, rels))
-                hit1.append(1.0 if ranked and rels.get(ranked[0], 0) > 0 else 0.0)
+                if any(r > 0 for r in rels.values()):  # ranking metrics: answerable only
+                    ndcg.append(ndcg_at(ranked, rels))
+                    r10.append(recall_at(ranked, rels, 10))
+                    r100.append(recall_at(ranked, rels, 100))
+                    mrr.append(mrr_at(ranked, rels))
+                    hit1.append(1.0 if ranked and rels.get(ranked[0], 0) > 0 else 0.0)
                 verdicts[result.verdict.kind] = verdicts.get(result.verdict.kind, 0) + 1
+                top_ok = bool(ranked) and rels.get(ranked[0], 0) > 0
+                outcome = {
+                    "answer": "answered_correctly" if top_ok else "answered_wrongly",
+                    "clarify": "clarified",
+                    "no_match": "abstained",
+                }[result.verdict.kind]
+                outcomes[outcome] = outcomes.get(outcome, 0) + 1
+                reasons[result.verdict.reason] = reasons.get(result.verdict.reason, 0) + 1
                 if progress:
                     progress(n, len(judged))
     mean = statistics.fmean
@@ -154,4 +171,6 @@ def evaluate(
         ingest_seconds=round(report.seconds, 2),
         ingest_chunks_per_s=round(stats.chunks / report.seconds, 1) if report.seconds else 0.0,
         verdicts=verdicts,
+        outcomes=outcomes,
+        reasons=reasons,
     )

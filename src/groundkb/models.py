@@ -189,6 +189,7 @@ class IngestReport:
     errors: tuple[FileError, ...] = ()
     seconds: float = 0.0
     chunks_embedded: int = 0
+    notice: str = ""  # e.g. why new chunks were not embedded
 
     @property
     def ok(self) -> bool:

@@ -63,6 +63,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("vector_candidates", int, 50, "Chunks taken from vector search per query."),
     Setting("min_vector_score", float, 0.6, "Least cosine to answer without keyword evidence."),
     Setting("min_vector_margin", float, 0.05, "Least cosine lead for such an answer."),
+    Setting("min_vector_hit", float, 0.3, "Least cosine for a vector-only candidate at all."),
     Setting("log_level", str, "warning", "Logging level of the shells (debug, info, ...)."),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -101,6 +102,7 @@ class Settings:
     vector_candidates: int = 50
     min_vector_score: float = 0.6
     min_vector_margin: float = 0.05
+    min_vector_hit: float = 0.3
     log_level: str = "warning"
     config_path: str = ""
     sources: tuple[Mapping[str, Any], ...] = ()

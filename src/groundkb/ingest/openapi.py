@@ -55,6 +55,7 @@ from typing import Any
 
 from ..analyze.chunk import chunk_markdown
 from ..apigraph import (
+    CRUD_KINDS,
     HTTP_METHODS,
     collection_path,
     is_param,
@@ -62,6 +63,7 @@ from ..apigraph import (
     operation_kind,
     path_resources,
     path_segments,
+    singular,
     split_words,
 )
 from ..errors import IngestError
@@ -275,7 +277,30 @@ def _pick_media(types: list[str]) -> str:
     return next((t for t in types if "json" in t), types[0])
 
 
-def _title(op: Mapping[str, Any], method: str, path: str) -> str:
+_KIND_TITLES = {
+    "create": "Create a {one}",
+    "read": "Get a {one}",
+    "list": "List {many}",
+    "update": "Update a {one}",
+    "delete": "Delete a {one}",
+}
+
+
+def _kind_phrase(kind: str, path: str) -> str:
+    """What the operation does, in words, from its kind and path: "Create a phone number"."""
+    literal = [seg for seg in path_segments(path) if not is_param(seg)]
+    words = _words(literal[-1].removesuffix(".json")) if literal else []
+    if kind not in CRUD_KINDS and len(literal) > 1 and words == _words(kind):
+        words = _words(literal[-2].removesuffix(".json"))  # POST /calls/{sid}/cancel
+    if not words:
+        return ""
+    many = " ".join(words)
+    one = " ".join([*words[:-1], singular(words[-1])])
+    template = _KIND_TITLES.get(kind, kind.replace("_", " ").capitalize() + " a {one}")
+    return template.format(one=one, many=many)
+
+
+def _title(op: Mapping[str, Any], method: str, path: str, kind: str) -> str:
     summary = op.get("summary")
     if isinstance(summary, str) and summary.strip():
         return " ".join(summary.split())
@@ -284,7 +309,7 @@ def _title(op: Mapping[str, Any], method: str, path: str) -> str:
     first = (m.group(1) if m else desc).strip()
     if first and len(first) <= 100:
         return first.rstrip(".")
-    return f"{method} {path}"
+    return _kind_phrase(kind, path) or f"{method} {path}"
 
 
 def _placeholder(f: FieldInfo) -> str:
@@ -428,7 +453,7 @@ class OpenAPILoader:
         resources = path_resources(api_path)
         summary_text = op.get("summary")
         has_summary = isinstance(summary_text, str) and bool(summary_text.strip())
-        title = _title(op, upper, api_path)
+        title = _title(op, upper, api_path, kind)
         description = html_to_text(str(op.get("description") or ""))
         if len(description) > MAX_DESCRIPTION_CHARS:
             description = description[:MAX_DESCRIPTION_CHARS].rsplit(" ", 1)[0] + " … (truncated)"
@@ -482,7 +507,9 @@ class OpenAPILoader:
         # recur in thousands of operations and would drown the resource acted on.
         literal = [seg for seg in path_segments(api_path) if not is_param(seg)]
         own = _words(literal[-1]) if literal else []
-        keywords = list(dict.fromkeys([*tags, *resources[-1:], kind, *own, *_words(op_id)]))[:30]
+        doing = _kind_phrase(kind, api_path).lower().replace(" a ", " ")
+        keywords = [*tags, *resources[-1:], kind, *own, *_words(op_id)]
+        keywords = list(dict.fromkeys([doing, *keywords] if doing else keywords))[:30]
         aliases = [a for a in (op_id, " ".join(_words(op_id))) if a]
         doc = Document(
             id=f"{name}:{upper} {api_path}",

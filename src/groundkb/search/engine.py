@@ -24,7 +24,6 @@ import logging
 import math
 import re
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -128,6 +127,10 @@ class Searcher:
             )
         return self._derived
 
+    def _current(self) -> _Derived:
+        """The derived data checked at the start of this search (no store round trip)."""
+        return self._derived if self._derived is not None else self.derived()
+
     # ------------------------------------------------------------------ search
     def search(
         self, query: str, filters: Filters | None = None, limit: int | None = None
@@ -150,10 +153,11 @@ class Searcher:
             result = self._command_result(text, command, limit)
         else:
             semantic, mode, notice = self._semantic(text, filters, limit)
-            result = self._keyword(text, filters, limit, semantic, mode)
+            result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
             if result.verdict.kind != "answer":
+                # the parts of a multi-intent query are searched by keyword
                 result = self._multi_intent(text, filters, limit) or result
-            result = replace(result, mode=mode, notice=notice)
+            result = replace(result, notice=notice)
         took = (time.perf_counter() - started) * 1000
         log.debug(
             "search %r -> %s (%s) %d hits in %.1f ms",
@@ -196,7 +200,7 @@ class Searcher:
     def _correct(self, word: str) -> str | None:
         if len(word) < 4 or word.isdigit():
             return None
-        d = self.derived()
+        d = self._current()
         max_edits = 1 if len(word) <= 5 else 2
         found = process.extract(
             word, d.vocab_terms, scorer=Levenshtein.distance, score_cutoff=max_edits, limit=25
@@ -216,8 +220,8 @@ class Searcher:
             return None, "keyword", ""
         try:
             embedder = self._embedder()
-            if embedder is None:
-                return None, "keyword", "no embedder configured; keyword search only"
+            if embedder is None:  # keyword-only by configuration: nothing to report
+                return None, "keyword", ""
             stored = self.store.embedder()
             if stored is None or stored[0] != embedder.name:
                 have = stored[0] if stored else "no embeddings"
@@ -235,7 +239,8 @@ class Searcher:
             log.warning("embedding the query failed, searching by keyword: %s", exc)
             return None, "keyword", f"embedder failed ({exc}); keyword search only"
         k = max(self.settings.vector_candidates, limit * 2)
-        return index.search(query, filters, k), wanted, ""
+        floor = self.settings.min_vector_hit  # farther neighbours are not evidence of anything
+        return [(c, cos) for c, cos in index.search(query, filters, k) if cos >= floor], wanted, ""
 
     def _vector_index(self, dimension: int) -> Any:
         from .vectors import VectorIndex
@@ -289,8 +294,8 @@ class Searcher:
             suggestions = _distinct_titles(scored, 3)
         elif corrected:
             suggestions = (corrected,)
-        if verdict.kind == "no_match" and not suggestions:
-            suggestions = _distinct_titles(scored, 3)
+        if verdict.kind == "no_match" and not suggestions and matches:
+            suggestions = _distinct_titles(scored, 3)  # documents sharing words, never neighbours
         retriever = "keyword" if semantic is None else mode
         out = []
         for rank, s in enumerate(hits, 1):
@@ -329,8 +334,9 @@ class Searcher:
         cosines = dict(semantic)
         by_id = {r[1].chunk_id: r for r in ranked}
         missing = [cid for cid, _ in semantic if cid not in by_id]
+        weighted = mode == "hybrid" and self.settings.fusion == "weighted"
         for m in self.store.matches(missing):
-            by_id[m.chunk_id] = self._rank(m, parsed)
+            by_id[m.chunk_id] = self._rank(m, parsed, keyword=weighted)
         ranks: dict[str, dict[str, int]] = {}
         for i, r in enumerate(ranked, 1):
             ranks.setdefault(r[1].chunk_id, {})["keyword"] = i
@@ -354,7 +360,7 @@ class Searcher:
     # ---------------------------------------------------------------- scoring
     def _clause_weights(self, parsed: ParsedQuery) -> list[float]:
         """idf of each clause: its rarest-but-present alternative's document frequency."""
-        d = self.derived()
+        d = self._current()
         out = []
         for clause in parsed.clauses:
             dfs = [min(d.vocab.get(t, 0) for t in a.tokens) for a in clause.alternatives]
@@ -371,26 +377,25 @@ class Searcher:
         stem-of-a-known-term and typo alternatives count ``MATCH_FACTOR`` of their
         score: "delete" OR-ed with its synonyms must not outweigh "pod".
         """
-        d = self.derived()
+        d = self._current()
         weights = self.settings.weights
-        columns = [(weights.get(f, 1.0), m.fields[f].split()) for f in FIELD_FACTOR]
-        counts = [(w, Counter(tokens), tokens) for w, tokens in columns]
-        length = sum(len(tokens) for _, tokens in columns)
+        # Tokens are single-space separated; doubling the spaces makes every " t "
+        # occurrence non-overlapping, so str.count counts terms and phrases exactly.
+        columns = []
+        length = 0
+        for f in FIELD_FACTOR:
+            text = m.fields[f]
+            if text:
+                length += text.count(" ") + 1
+                columns.append((weights.get(f, 1.0), " " + text.replace(" ", "  ") + " "))
         k1, b = self.settings.bm25_k1, self.settings.bm25_b
         norm = k1 * (1 - b + b * length / d.avgdl)
         total = 0.0
         for clause in parsed.clauses:
             best = 0.0
             for alt in clause.alternatives:
-                freq = 0.0
-                for w, counter, tokens in counts:
-                    if alt.tokens[0] not in counter:
-                        continue
-                    freq += w * (
-                        counter[alt.tokens[0]]
-                        if len(alt.tokens) == 1
-                        else _phrase_count(tokens, alt.tokens)
-                    )
+                needle = " " + "  ".join(alt.tokens) + " "
+                freq = sum(w * padded.count(needle) for w, padded in columns if needle in padded)
                 if not freq:
                     continue
                 df = min(d.vocab.get(t, 0) for t in alt.tokens)
@@ -400,9 +405,12 @@ class Searcher:
             total += best
         return total
 
-    def _rank(self, m: KeywordMatch, parsed: ParsedQuery) -> _Ranked:
-        """BM25F × (1 + boost), and whether the query phrase is the title or an alias."""
-        m = replace(m, score=self._bm25(m, parsed))
+    def _rank(self, m: KeywordMatch, parsed: ParsedQuery, keyword: bool = True) -> _Ranked:
+        """BM25F × (1 + boost), and whether the query phrase is the title or an alias.
+
+        ``keyword=False`` for a candidate only vector search found: it has no keyword rank.
+        """
+        m = replace(m, score=self._bm25(m, parsed) if keyword else 0.0)
         phrase = tuple(stem(t) for t in parsed.phrase)
         exact = ""
         in_title = False

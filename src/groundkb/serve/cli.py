@@ -75,20 +75,25 @@ def cli(ctx: click.Context, db: str | None, config: str | None, log_level: str |
 class _Progress:
     """A progress bar on stderr (only on a terminal), for ingest and sync."""
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, label: str = "ingesting") -> None:
         self.show = not quiet and sys.stderr.isatty()
+        self.label = label
         self.bar: Any = None
+        self.done = 0
+        self.total = 0
 
     def __call__(self, done: int, total: int, name: str) -> None:
         if not self.show:
             return
-        if self.bar is None or done == 1:
-            self.close()
+        if self.bar is None or done < self.done or total != self.total:
+            self.close()  # a new phase (e.g. embedding after ingesting) gets its own bar
             self.bar = click.progressbar(
-                length=total, label="ingesting", file=sys.stderr, item_show_func=lambda n: n
+                length=total, label=self.label, file=sys.stderr, item_show_func=lambda n: n
             )
             self.bar.__enter__()
-        self.bar.update(1, name)
+            self.done, self.total = 0, total
+        self.bar.update(done - self.done, name)
+        self.done = done
 
     def close(self) -> None:
         if self.bar is not None:
@@ -164,6 +169,25 @@ def sync(ctx: click.Context, as_json: bool, quiet: bool) -> None:
             click.echo(report_text(r))
     if any(r.errors for r in reports):
         sys.exit(EXIT_FAILED)
+
+
+@cli.command()
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def reindex(ctx: click.Context, quiet: bool) -> None:
+    """Embed every chunk with the configured embedder (after changing models).
+
+    Unchanged chunks that already have vectors of this model are kept, so an interrupted
+    reindex resumes where it stopped.
+    """
+    with _kb(ctx) as kb:
+        progress = _Progress(quiet, label="embedding")
+        try:
+            done = kb.reindex(progress=progress)
+        finally:
+            progress.close()
+        emb = kb.embedder()
+        click.echo(f"embedded {done} chunks with {emb.name if emb else '-'}")
 
 
 @cli.command()

@@ -85,6 +85,8 @@ class SearchOut(BaseModel):
     suggestions: list[str] = Field(description="Did-you-mean or clarification candidates.")
     corrected_query: str = ""
     multi_intent: bool = False
+    mode: str = Field(default="keyword", description="keyword, vector or hybrid: what ran.")
+    notice: str = Field(default="", description="Why the search fell back to keyword, if so.")
 
 
 class ExampleOut(BaseModel):
@@ -141,6 +143,8 @@ def search_out(r: SearchResult) -> SearchOut:
         suggestions=list(r.suggestions),
         corrected_query=r.corrected_query,
         multi_intent=r.multi_intent,
+        mode=r.mode,
+        notice=r.notice,
     )
 
 

