@@ -41,6 +41,8 @@ check: install
 ## bench: quality and speed benchmarks (writes benchmarks/results/)
 bench: install
 	$(PY) benchmarks/keyword_search.py
+	$(PY) benchmarks/retrieval_modes.py
+	$(PY) benchmarks/api_questions.py
 
 clean:
 	rm -rf $(VENV) examples/example.db*

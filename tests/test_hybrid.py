@@ -306,7 +306,7 @@ def test_rrf_orders_hits_by_their_reciprocal_rank_sum(
     hashing_kb: KnowledgeBase, open_kb: OpenKB
 ) -> None:
     for k in (1, 60):
-        r = open_kb(rrf_k=k).search("widgets on the dashboard", limit=10)
+        r = open_kb(fusion="rrf", rrf_k=k).search("widgets on the dashboard", limit=10)
         assert r.verdict.reason not in ("definition", "exact_title")  # no lead reordering
         fused = [
             sum(1 / (k + n) for name, n in h.ranks.items() if name in ("keyword", "vector"))
@@ -510,5 +510,5 @@ def test_eval_in_vector_mode_without_an_embedder_is_an_input_error(
     monkeypatch.chdir(beir.parent)
     r = _cli("eval", str(beir), "--mode", "vector", "--embedder", "none")
     assert r.exit_code == 2
-    assert r.stderr.startswith("error [invalid_input]: mode vector needs an embedder")
+    assert r.stderr.startswith("error [invalid_input]: vector and hybrid modes need an embedder")
     assert "Traceback" not in r.output

@@ -12,12 +12,13 @@ import math
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .api import KnowledgeBase
 from .errors import InvalidInput
+from .models import IngestReport, Stats
 from .settings import Settings
 
 
@@ -102,12 +103,31 @@ def evaluate(
     max_queries: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> EvalReport:
+    """Evaluate one retrieval mode on a BEIR-format folder (see :func:`evaluate_modes`)."""
+    return evaluate_modes(dataset, settings, [mode], max_queries=max_queries, progress=progress)[0]
+
+
+def evaluate_modes(
+    dataset: str | Path,
+    settings: Settings | None,
+    modes: Sequence[str | tuple[str, Mapping[str, object]]],
+    *,
+    max_queries: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[EvalReport]:
+    """Evaluate several modes on one throwaway index (the corpus is embedded once).
+
+    A mode is ``keyword``, ``vector`` or ``hybrid``, or ``(mode, {setting: value})`` to
+    evaluate a variant such as ``("hybrid", {"fusion": "weighted"})``.
+    """
     root = Path(dataset)
     for name in ("corpus.jsonl", "queries.jsonl", "qrels.tsv"):
         if not (root / name).is_file():
             raise InvalidInput(f"{root} is not a BEIR dataset: {name} is missing")
-    if mode not in ("keyword", "vector", "hybrid"):
-        raise InvalidInput(f"unknown mode {mode!r}; expected keyword, vector or hybrid")
+    variants = [(m, {}) if isinstance(m, str) else (m[0], dict(m[1])) for m in modes]
+    for mode, _ in variants:
+        if mode not in ("keyword", "vector", "hybrid"):
+            raise InvalidInput(f"unknown mode {mode!r}; expected keyword, vector or hybrid")
     qrels = read_qrels(root / "qrels.tsv")
     queries = read_queries(root / "queries.jsonl")
     # A judged query with no relevant document (all scores 0) is unanswerable: the right
@@ -116,47 +136,70 @@ def evaluate(
     if max_queries:
         judged = judged[:max_queries]
     base = settings or Settings()
+    semantic = any(mode != "keyword" for mode, _ in variants)
+    reports = []
     with tempfile.TemporaryDirectory(prefix="groundkb-eval-") as tmp:
-        s = base.replace(db=str(Path(tmp) / "eval.db"), max_chunks_per_doc=1, retrieval=mode)
+        s = base.replace(
+            db=str(Path(tmp) / "eval.db"),
+            max_chunks_per_doc=1,
+            retrieval="hybrid" if semantic else "keyword",
+        )
         with KnowledgeBase.open(settings=s) as kb:
-            if mode != "keyword" and kb.embedder() is None:
-                raise InvalidInput(f"mode {mode} needs an embedder (setting `embedder`)")
+            if semantic and kb.embedder() is None:
+                raise InvalidInput("vector and hybrid modes need an embedder (setting `embedder`)")
             report = kb.ingest(root / "corpus.jsonl", source="eval")
             if report.errors:
                 raise InvalidInput(f"{report.errors[0]} ({len(report.errors)} problems)")
             stats = kb.stats()
-            ndcg, r10, r100, mrr, hit1, latency = [], [], [], [], [], []
-            verdicts: dict[str, int] = {}
-            outcomes: dict[str, int] = {}
-            reasons: dict[str, int] = {}
-            for n, (qid, text) in enumerate(judged, 1):
-                started = time.perf_counter()
-                result = kb.search(text, limit=100)
-                if result.notice:
-                    raise InvalidInput(f"search fell back: {result.notice}")
-                latency.append((time.perf_counter() - started) * 1000)
-                ranked = [h.doc_id for h in result.hits]
-                rels = qrels[qid]
-                if any(r > 0 for r in rels.values()):  # ranking metrics: answerable only
-                    ndcg.append(ndcg_at(ranked, rels))
-                    r10.append(recall_at(ranked, rels, 10))
-                    r100.append(recall_at(ranked, rels, 100))
-                    mrr.append(mrr_at(ranked, rels))
-                    hit1.append(1.0 if ranked and rels.get(ranked[0], 0) > 0 else 0.0)
-                verdicts[result.verdict.kind] = verdicts.get(result.verdict.kind, 0) + 1
-                top_ok = bool(ranked) and rels.get(ranked[0], 0) > 0
-                outcome = {
-                    "answer": "answered_correctly" if top_ok else "answered_wrongly",
-                    "clarify": "clarified",
-                    "no_match": "abstained",
-                }[result.verdict.kind]
-                outcomes[outcome] = outcomes.get(outcome, 0) + 1
-                reasons[result.verdict.reason] = reasons.get(result.verdict.reason, 0) + 1
-                if progress:
-                    progress(n, len(judged))
+        for mode, overrides in variants:
+            with KnowledgeBase.open(settings=s.replace(retrieval=mode, **overrides)) as kb:
+                label = mode + "".join(f" {k}={v}" for k, v in overrides.items())
+                reports.append(_run(kb, root.name, label, judged, qrels, stats, report, progress))
+    return reports
+
+
+def _run(
+    kb: KnowledgeBase,
+    dataset: str,
+    mode: str,
+    judged: list[tuple[str, str]],
+    qrels: Mapping[str, Mapping[str, int]],
+    stats: Stats,
+    report: IngestReport,
+    progress: Callable[[int, int], None] | None,
+) -> EvalReport:
+    ndcg, r10, r100, mrr, hit1, latency = [], [], [], [], [], []
+    verdicts: dict[str, int] = {}
+    outcomes: dict[str, int] = {}
+    reasons: dict[str, int] = {}
+    for n, (qid, text) in enumerate(judged, 1):
+        started = time.perf_counter()
+        result = kb.search(text, limit=100)
+        if result.notice:
+            raise InvalidInput(f"search fell back: {result.notice}")
+        latency.append((time.perf_counter() - started) * 1000)
+        ranked = [h.doc_id for h in result.hits]
+        rels = qrels[qid]
+        if any(r > 0 for r in rels.values()):  # ranking metrics: answerable only
+            ndcg.append(ndcg_at(ranked, rels))
+            r10.append(recall_at(ranked, rels, 10))
+            r100.append(recall_at(ranked, rels, 100))
+            mrr.append(mrr_at(ranked, rels))
+            hit1.append(1.0 if ranked and rels.get(ranked[0], 0) > 0 else 0.0)
+        verdicts[result.verdict.kind] = verdicts.get(result.verdict.kind, 0) + 1
+        top_ok = bool(ranked) and rels.get(ranked[0], 0) > 0
+        outcome = {
+            "answer": "answered_correctly" if top_ok else "answered_wrongly",
+            "clarify": "clarified",
+            "no_match": "abstained",
+        }[result.verdict.kind]
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        reasons[result.verdict.reason] = reasons.get(result.verdict.reason, 0) + 1
+        if progress:
+            progress(n, len(judged))
     mean = statistics.fmean
     return EvalReport(
-        dataset=root.name,
+        dataset=dataset,
         mode=mode,
         documents=stats.documents,
         chunks=stats.chunks,

@@ -57,13 +57,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embedder_url", str, "", "Base URL of an OpenAI-compatible embeddings API."),
     Setting("embedder_key_env", str, "OPENAI_API_KEY", "Env var holding that API's key."),
     Setting("retrieval", str, "hybrid", "keyword, vector or hybrid (kill switch: keyword)."),
-    Setting("fusion", str, "rrf", "Hybrid fusion: rrf or weighted."),
+    Setting("fusion", str, "weighted", "Hybrid fusion: weighted (min-max scores) or rrf."),
     Setting("rrf_k", int, 60, "Reciprocal rank fusion constant."),
     Setting("keyword_weight", float, 0.3, "Keyword share of the weighted fusion."),
     Setting("vector_candidates", int, 50, "Chunks taken from vector search per query."),
-    Setting("min_vector_score", float, 0.6, "Least cosine to answer without keyword evidence."),
-    Setting("min_vector_margin", float, 0.05, "Least cosine lead for such an answer."),
-    Setting("min_vector_hit", float, 0.3, "Least cosine for a vector-only candidate at all."),
+    Setting("min_vector_score", float, 0.75, "Least cosine to answer without keyword evidence."),
+    Setting("min_vector_margin", float, 0.1, "Least cosine lead for such an answer."),
+    Setting(
+        "min_vector_hit", float, 0.3, "With no keyword match, least top cosine to return hits."
+    ),
     Setting("log_level", str, "warning", "Logging level of the shells (debug, info, ...)."),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -96,12 +98,12 @@ class Settings:
     embedder_url: str = ""
     embedder_key_env: str = "OPENAI_API_KEY"
     retrieval: str = "hybrid"
-    fusion: str = "rrf"
+    fusion: str = "weighted"
     rrf_k: int = 60
     keyword_weight: float = 0.3
     vector_candidates: int = 50
-    min_vector_score: float = 0.6
-    min_vector_margin: float = 0.05
+    min_vector_score: float = 0.75
+    min_vector_margin: float = 0.1
     min_vector_hit: float = 0.3
     log_level: str = "warning"
     config_path: str = ""

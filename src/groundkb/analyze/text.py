@@ -18,6 +18,7 @@ time, not by expanding the query into OR-ed forms, keeps BM25 honest: "cell" and
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -102,6 +103,7 @@ _NOT_PLURALS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def stem(word: str) -> str:
     """The conservative stem of a token: the singular of a regular plural, else the word."""
     if word in _NOT_PLURALS:

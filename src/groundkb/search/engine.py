@@ -155,8 +155,8 @@ class Searcher:
             semantic, mode, notice = self._semantic(text, filters, limit)
             result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
             if result.verdict.kind != "answer":
-                # the parts of a multi-intent query are searched by keyword
-                result = self._multi_intent(text, filters, limit) or result
+                # each part of a multi-intent query is searched the same way as the whole
+                result = self._multi_intent(text, filters, limit, semantic is not None) or result
             result = replace(result, notice=notice)
         took = (time.perf_counter() - started) * 1000
         log.debug(
@@ -238,9 +238,10 @@ class Searcher:
         except Exception as exc:  # any embedder failure degrades, never fails the search
             log.warning("embedding the query failed, searching by keyword: %s", exc)
             return None, "keyword", f"embedder failed ({exc}); keyword search only"
+        from .vectors import Neighbours
+
         k = max(self.settings.vector_candidates, limit * 2)
-        floor = self.settings.min_vector_hit  # farther neighbours are not evidence of anything
-        return [(c, cos) for c, cos in index.search(query, filters, k) if cos >= floor], wanted, ""
+        return Neighbours(index.search(query, filters, k), index, query), wanted, ""
 
     def _vector_index(self, dimension: int) -> Any:
         from .vectors import VectorIndex
@@ -274,6 +275,8 @@ class Searcher:
         )
         # Rank every candidate (cheap), then gather evidence for the ones that can be shown.
         ranked = sorted((self._rank(m, parsed) for m in matches), key=lambda r: -r[0])
+        if semantic and not matches and semantic[0][1] < self.settings.min_vector_hit:
+            semantic = []  # nothing shares a word and the nearest meaning is far: no hits
         cosines: dict[str, float] = {}
         ranks: dict[str, dict[str, int]] = {}
         if semantic is not None:
@@ -328,8 +331,10 @@ class Searcher:
     ) -> tuple[list[_Ranked], dict[str, float], dict[str, dict[str, int]]]:
         """Merge keyword and vector candidates; returns them in fused order.
 
-        ``rrf``: Σ 1 / (rrf_k + rank). ``weighted``: keyword_weight × rank / best rank +
-        (1 − keyword_weight) × cosine. Vector mode orders by cosine alone.
+        ``rrf``: Σ 1 / (rrf_k + rank) over the lists a candidate is in. ``weighted``:
+        keyword_weight × BM25 + (1 − keyword_weight) × cosine, each min-max normalized
+        over all candidates (every candidate gets both scores). Vector mode orders by
+        cosine alone.
         """
         cosines = dict(semantic)
         by_id = {r[1].chunk_id: r for r in ranked}
@@ -346,14 +351,18 @@ class Searcher:
         if mode == "vector":
             fused = {cid: cos for cid, cos in semantic}
         elif self.settings.fusion == "weighted":
-            best = max((r[0] for r in ranked), default=0.0) or 1.0
+            if hasattr(semantic, "cosine"):
+                cosines.update(semantic.cosine([c for c in by_id if c not in cosines]))
+            kw = _min_max({cid: r[0] for cid, r in by_id.items()})
+            vec = _min_max({cid: cosines.get(cid, 0.0) for cid in by_id})
             w = self.settings.keyword_weight
-            for cid, r in by_id.items():
-                fused[cid] = w * max(r[0], 0.0) / best + (1 - w) * max(cosines.get(cid, 0.0), 0.0)
+            fused = {cid: w * kw[cid] + (1 - w) * vec[cid] for cid in by_id}
         else:
             k = self.settings.rrf_k
             for cid, rr in ranks.items():
                 fused[cid] = sum(1.0 / (k + n) for n in rr.values())
+        if mode == "hybrid":  # a query that names a document exactly finds it first
+            fused = {c: f + (1.0 if by_id[c][2] else 0.0) for c, f in fused.items() if c in by_id}
         order = sorted((cid for cid in fused if cid in by_id), key=lambda c: -fused[c])
         return [by_id[c] for c in order], cosines, ranks
 
@@ -572,11 +581,18 @@ class Searcher:
             terms=tuple(text.lower().split()),
         )
 
-    def _multi_intent(self, text: str, filters: Filters, limit: int) -> SearchResult | None:
+    def _multi_intent(
+        self, text: str, filters: Filters, limit: int, semantic: bool = False
+    ) -> SearchResult | None:
         parts = [p for p in _SPLIT_INTENTS.split(text) if p and p.strip()]
         if len(parts) < 2 or len(parts) > 4:
             return None
-        results = [self._keyword(p, filters, limit) for p in parts]
+        results = []
+        for part in parts:
+            vectors, mode = None, "keyword"
+            if semantic:
+                vectors, mode, _ = self._semantic(part, filters, limit)
+            results.append(replace(self._keyword(part, filters, limit, vectors, mode), mode=mode))
         if not all(r.verdict.kind == "answer" and r.hits for r in results):
             return None
         tops = [r.hits[0].doc_id for r in results]
@@ -602,13 +618,16 @@ class Searcher:
             hits=tuple(hits),
             terms=tuple(t for r in results for t in r.terms),
             multi_intent=True,
+            mode=results[0].mode,
         )
 
 
-def _phrase_count(tokens: Sequence[str], phrase: tuple[str, ...]) -> int:
-    n = len(phrase)
-    first = phrase[0]
-    return sum(1 for i, t in enumerate(tokens) if t == first and tuple(tokens[i : i + n]) == phrase)
+def _min_max(scores: dict[str, float]) -> dict[str, float]:
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    span = hi - lo
+    return {k: (v - lo) / span if span > 0 else 1.0 for k, v in scores.items()}
 
 
 def _lead_first(scored: list[Scored]) -> list[Scored]:

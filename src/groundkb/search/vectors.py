@@ -42,6 +42,17 @@ class VectorIndex:
             np.array([r.source for r in rows], dtype=str),
         )
 
+    def cosines(self, query: NDArray[np.float32], chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Exact cosine of ``query`` with each given chunk that has a vector."""
+        if not hasattr(self, "_positions"):
+            object.__setattr__(self, "_positions", {c: i for i, c in enumerate(self.ids)})
+        positions: dict[str, int] = self._positions  # type: ignore[attr-defined]
+        found = [(c, positions[c]) for c in chunk_ids if c in positions]
+        if not found:
+            return {}
+        sims = self.matrix[[i for _, i in found]] @ query.astype(np.float32, copy=False)
+        return {c: float(x) for (c, _), x in zip(found, sims, strict=True)}
+
     def search(
         self, query: NDArray[np.float32], filters: Filters, k: int
     ) -> list[tuple[str, float]]:
@@ -67,3 +78,17 @@ class VectorIndex:
 
 def to_bytes(vectors: NDArray[np.float32]) -> list[bytes]:
     return [np.ascontiguousarray(v, dtype=np.float32).tobytes() for v in vectors]
+
+
+class Neighbours(list[tuple[str, float]]):
+    """Vector search results, best first, that can also score any other chunk."""
+
+    def __init__(
+        self, hits: list[tuple[str, float]], index: VectorIndex, query: NDArray[np.float32]
+    ) -> None:
+        super().__init__(hits)
+        self.vectors = index
+        self.query = query
+
+    def cosine(self, chunk_ids: Sequence[str]) -> dict[str, float]:
+        return self.vectors.cosines(self.query, chunk_ids)
