@@ -89,10 +89,11 @@ def main() -> int:
         return 2
     questions = load_questions()
     with tempfile.TemporaryDirectory() as tmp:
-        with KnowledgeBase.open(Path(tmp) / "github.db", Settings()) as kb:
+        keyword_only = Settings(embedder="none", retrieval="keyword")
+        with KnowledgeBase.open(Path(tmp) / "github.db", keyword_only) as kb:
             github = ingest(kb, CORPORA / "github.json", "github")
         print(f"GitHub spec: {github['documents']} operations in {github['seconds']:.2f} s")
-        with KnowledgeBase.open(Path(tmp) / "api.db", Settings()) as kb:
+        with KnowledgeBase.open(Path(tmp) / "api.db", Settings(retrieval="hybrid")) as kb:
             ingests = [
                 ingest(kb, CORPORA / "kubernetes.json", "kubernetes"),
                 ingest(kb, CORPORA / "twilio", "twilio"),
@@ -110,36 +111,68 @@ def main() -> int:
                         full.metadata.get("path"),
                     )
                 )
-            rows = []
-            for q in questions:
-                for e in q["expected"]:
-                    if not any(m == e.method and p == e.path and (not e.spec or s == e.spec)
-                               for s, m, p in known):  # fmt: skip
-                        print(f"warning: {q['id']}: {e} is not in the specs", file=sys.stderr)
-                started = time.perf_counter()
-                result = kb.search(q["question"], limit=5)
-                took = (time.perf_counter() - started) * 1000
-                metas = [dict(kb.get(h.doc_id).metadata) for h in result.hits]
-                ranks = [
-                    i for i, m in enumerate(metas, 1) if any(e.matches(m) for e in q["expected"])
-                ]
-                rank = ranks[0] if ranks else None
-                rows.append(
-                    {
-                        "id": q["id"],
-                        "question": q["question"],
-                        "rank": rank,
-                        "verdict": result.verdict.kind,
-                        "top": [f"{m.get('method')} {m.get('path')}" for m in metas],
-                        "ms": round(took, 1),
-                    }
-                )
+            mode_rows = {}
+            for mode in ("keyword", "hybrid"):
+                with KnowledgeBase.open(kb.settings.db, kb.settings.replace(retrieval=mode)) as mkb:
+                    mode_rows[mode] = ask(mkb, questions, known)
+    summary: dict[str, Any] = {}
+    for mode, rows in mode_rows.items():
+        summary[mode] = summarize(mode, rows, args.verbose)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "machine": f"{platform.machine()} python {platform.python_version()}",
+                "distractors": args.distractors,
+                "github_ingest": github,
+                "ingest": ingests,
+                "summary": summary,
+                "questions": mode_rows,
+            },
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    print(f"\nwrote {RESULTS.relative_to(HERE.parent)}")
+    return 0
+
+
+def ask(
+    kb: KnowledgeBase, questions: list[dict[str, Any]], known: set[Any]
+) -> list[dict[str, Any]]:
+    rows = []
+    for q in questions:
+        for e in q["expected"]:
+            if not any(m == e.method and p == e.path and (not e.spec or s == e.spec)
+                       for s, m, p in known):  # fmt: skip
+                print(f"warning: {q['id']}: {e} is not in the specs", file=sys.stderr)
+        started = time.perf_counter()
+        result = kb.search(q["question"], limit=5)
+        took = (time.perf_counter() - started) * 1000
+        metas = [dict(kb.get(h.doc_id).metadata) for h in result.hits]
+        ranks = [i for i, m in enumerate(metas, 1) if any(e.matches(m) for e in q["expected"])]
+        rows.append(
+            {
+                "id": q["id"],
+                "question": q["question"],
+                "rank": ranks[0] if ranks else None,
+                "verdict": result.verdict.kind,
+                "mode": result.mode,
+                "top": [f"{m.get('method')} {m.get('path')}" for m in metas],
+                "ms": round(took, 1),
+            }
+        )
+    return rows
+
+
+def summarize(mode: str, rows: list[dict[str, Any]], verbose: bool) -> dict[str, Any]:
     groups: dict[str, list[dict[str, Any]]] = {"kubernetes": [], "twilio": []}
     for row in rows:
         groups["kubernetes" if row["id"].startswith("k8s") else "twilio"].append(row)
     groups["all"] = rows
     summary = {}
-    print()
+    print(f"\n{mode}")
     print(f"{'set':<12}{'n':>5}{'hit@1':>9}{'hit@5':>9}{'answer':>9}")
     for name, group in groups.items():
         n = len(group)
@@ -153,30 +186,13 @@ def main() -> int:
             "answer": round(answered, 3),
         }
         print(f"{name:<12}{n:>5}{h1:>9.3f}{h5:>9.3f}{answered:>9.3f}")
-    if args.verbose:
-        print()
+    if verbose:
         for row in rows:
             mark = "-" if row["rank"] is None else str(row["rank"])
             print(f"[{mark}] {row['id']}: {row['question']}")
             for top in row["top"]:
                 print(f"      {top}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "machine": f"{platform.machine()} python {platform.python_version()}",
-                "distractors": args.distractors,
-                "github_ingest": github,
-                "ingest": ingests,
-                "summary": summary,
-                "questions": rows,
-            },
-            indent=2,
-        )
-        + "\n"
-    )
-    print(f"\nwrote {RESULTS.relative_to(HERE.parent)}")
-    return 0
+    return summary
 
 
 if __name__ == "__main__":

@@ -197,6 +197,9 @@ class MiniLMEmbedder:
         if threads is not None:
             options.intra_op_num_threads = threads
         options.log_severity_level = 3  # onnxruntime's own warnings go to stderr otherwise
+        # No busy-waiting between runs: spinning worker threads would steal the CPU from
+        # the vector search and SQLite work that follow every query embedding.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
 
         def open_session(model: str | bytes) -> Any:
             return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])

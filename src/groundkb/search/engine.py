@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
+MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
 FIELD_FACTOR = {"title": 1.0, "aliases": 1.0, "keywords": 0.8, "header": 0.7, "body": 0.4}
 MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "typo": 0.8, "synonym": 0.5}
 _SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
@@ -585,8 +586,12 @@ class Searcher:
         self, text: str, filters: Filters, limit: int, semantic: bool = False
     ) -> SearchResult | None:
         parts = [p for p in _SPLIT_INTENTS.split(text) if p and p.strip()]
-        if len(parts) < 2 or len(parts) > 4:
-            return None
+        if (
+            len(parts) < 2
+            or len(parts) > 4
+            or any(len(p.split()) > MAX_INTENT_WORDS for p in parts)
+        ):
+            return None  # "workspace and widgets", not a sentence that happens to say "and"
         results = []
         for part in parts:
             vectors, mode = None, "keyword"
