@@ -28,7 +28,7 @@ from typing import Literal
 
 from ..errors import ConfigError
 
-TOKENIZER_VERSION = "words-v2-plural"
+TOKENIZER_VERSION = "words-v3-plural"
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -123,8 +123,14 @@ def analyzed_fields(
     """The five indexed fields of a chunk: title, aliases, keywords, header, body.
 
     Aliases and keywords are names and are indexed exactly as written; the prose fields
-    are stemmed.
+    are stemmed. The header path is indexed below the title (``Title > Setup`` →
+    ``Setup``): the title field already holds the title, counting it twice would weigh
+    every title word 1 + weight_header times.
     """
+    if header_path == title:
+        header_path = ""
+    elif header_path.startswith(title + " > "):
+        header_path = header_path[len(title) + 3 :]
     return (
         " ".join(index_terms(title)),
         " ".join(tokenize(" | ".join(aliases))),
