@@ -435,7 +435,16 @@ class Searcher:
             in_title = len(phrase) > 1 and any(_contains(t, phrase) for t in (title, *aliases))
         boost = self.settings.title_phrase_boost
         rank = m.score * (1 + (2 * boost if exact else boost if in_title else 0.0))
+        if m.doc.operation_kind and m.doc.operation_kind in self._asked_kinds(parsed):
+            rank *= 1 + boost  # "create a room": the operation that creates, not one that lists
         return rank, m, exact, in_title
+
+    @staticmethod
+    def _asked_kinds(parsed: ParsedQuery) -> frozenset[str]:
+        """API operation kinds the query's verbs ask for ("add" → create)."""
+        from ..apigraph import operation_kinds
+
+        return frozenset(k for t in parsed.tokens for k in operation_kinds(t))
 
     def _score(self, r: _Ranked, parsed: ParsedQuery, clause_weights: list[float]) -> Scored:
         rank, m, exact, in_title = r
@@ -502,11 +511,13 @@ class Searcher:
 
     @staticmethod
     def _dedupe(scored: Sequence[Scored], limit: int, per_doc: int) -> list[Scored]:
+        """At most ``per_doc`` chunks of a document; one of an API operation or a command,
+        which is one thing to call or run, not a page to read in parts."""
         out: list[Scored] = []
         counts: dict[str, int] = {}
         for s in scored:
             n = counts.get(s.match.doc_id, 0)
-            if n >= per_doc:
+            if n >= (1 if s.match.doc.type in ("api", "command") else per_doc):
                 continue
             counts[s.match.doc_id] = n + 1
             out.append(s)

@@ -64,6 +64,7 @@ class DocSummary:
     command: str
     uri: str
     origin: str = ""
+    operation_kind: str = ""  # api documents: create, read, list, update, delete or an action
 
 
 @dataclass(frozen=True, slots=True)

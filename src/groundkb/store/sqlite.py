@@ -492,7 +492,7 @@ class SQLiteStore:
 
     _SUMMARY_COLS = (
         "d.id, d.source, d.type, d.category, d.title, d.summary, d.keywords, d.aliases,"
-        " d.command, d.uri, d.origin"
+        " d.command, d.uri, d.origin, coalesce(json_extract(d.metadata, '$.operation_kind'), '')"
     )
 
     @staticmethod
@@ -509,6 +509,7 @@ class SQLiteStore:
             r[8],
             r[9],
             r[10],
+            r[11],
         )
 
     def list_documents(
