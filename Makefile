@@ -43,6 +43,7 @@ bench: install
 	$(PY) benchmarks/keyword_search.py
 	$(PY) benchmarks/retrieval_modes.py
 	$(PY) benchmarks/api_questions.py
+	$(PY) benchmarks/report.py
 
 clean:
 	rm -rf $(VENV) examples/example.db*
