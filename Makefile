@@ -43,6 +43,7 @@ bench: install
 	$(PY) benchmarks/keyword_search.py
 	$(PY) benchmarks/retrieval_modes.py
 	$(PY) benchmarks/api_questions.py
+	$(PY) benchmarks/tldr_pages.py
 	$(PY) benchmarks/report.py
 
 clean:
