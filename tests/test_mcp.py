@@ -1,10 +1,16 @@
-"""The MCP server through real MCP client sessions: in memory and as a stdio subprocess."""
+"""The MCP server through real MCP client sessions: in memory, as a stdio subprocess and
+over streamable HTTP on loopback."""
 
 from __future__ import annotations
 
+import json
+import socket
+import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -88,3 +94,47 @@ async def test_stdio_server_subprocess_answers_searches(tmp_path: Path) -> None:
         assert res.structured_content["hits"] == []
         assert res.structured_content["verdict"]["reason"] == "unknown_command"
         assert "helios gw users list" in res.structured_content["suggestions"]
+
+
+@pytest.mark.anyio
+async def test_streamable_http_server_answers_over_loopback(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    with KnowledgeBase.open(db) as kb:
+        assert kb.ingest(EXAMPLES / "docs", source="docs").ok
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [
+        sys.executable,
+        "-m",
+        "groundkb",
+        "--db",
+        str(db),
+        "serve",
+        "--http",
+        "--port",
+        str(port),
+    ]
+    server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        health = f"http://127.0.0.1:{port}/health"
+        for _ in range(200):
+            try:
+                with urllib.request.urlopen(health, timeout=1) as r:
+                    assert json.loads(r.read())["documents"] > 0
+                    break
+            except OSError:
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                await anyio.sleep(0.1)
+        else:
+            pytest.fail("the HTTP server did not come up")
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            res = await client.call_tool("search_knowledge", {"query": "explain workspace"})
+            assert res.structured_content is not None
+            assert res.structured_content["verdict"]["kind"] == "answer"
+            assert res.structured_content["hits"][0]["doc_id"] == "concepts/workspace"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        if server.stderr:
+            server.stderr.close()

@@ -698,6 +698,6 @@ def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
 def citation(doc: DocSummary, header_path: str) -> str:
     base = doc.uri or f"{doc.source}:{doc.origin or doc.id}"
     last = header_path.rsplit(" > ", 1)[-1] if header_path else ""
-    if last and last != doc.title:
+    if last and last != doc.title and "#" not in base:  # an entry's uri already has one
         return f"{base}#{'-'.join(tokenize(last))}"
     return base
