@@ -10,7 +10,9 @@ import pytest
 from groundkb import KnowledgeBase
 from groundkb.apigraph import (
     APIGraph,
+    operation_fit,
     operation_kind,
+    operation_kinds,
     path_resources,
     resource_key,
     singular,
@@ -241,6 +243,61 @@ def test_naming_rules() -> None:
     assert operation_kind("GET", "/api/v1/watch/pods", hint="watchlist") == "watch"
     assert operation_kind("GET", "/user") == "read"
     assert operation_kind("GET", "/v1/customers") == "list"
+    # An operationId decides a GET of a literal segment the plural rule cannot tell.
+    assert operation_kind("GET", "/Messages/{Sid}/Media.json", operation_id="ListMedia") == "list"
+    assert operation_kind("GET", "/v1/Config/Webhooks", operation_id="FetchWebhook") == "read"
+    assert operation_kind("GET", "/v1/customers", operation_id="GetCustomers") == "list"
+
+
+def test_operation_words_and_query_fit() -> None:
+    assert operation_kinds("buy") == ("create", "buy")
+    assert operation_kinds("release") == ("delete", "release")
+    assert operation_kinds("purchase") == ("create", "purchase")
+    assert operation_kinds("capture") == ("capture",)
+
+    def fit(question: str, path: str, kind: str) -> tuple[bool, bool, int]:
+        f = operation_fit(question.lower().split(), path, kind)
+        return f.kind, f.resource, f.unnamed_parents
+
+    # Resource words, singular or plural, also run together ("config map").
+    assert fit("change a config map", "/api/v1/namespaces/{ns}/configmaps/{n}", "update") == (
+        True, True, 1
+    )  # fmt: skip
+    assert fit("buy a phone number", "/Accounts/{A}/IncomingPhoneNumbers.json", "create") == (
+        True, True, 1
+    )  # fmt: skip
+    # A plural resource asks for the list; a singular one does not.
+    assert fit("which nodes are in my cluster", "/api/v1/nodes", "list") == (True, True, 0)
+    assert fit("which node runs it", "/api/v1/nodes", "list") == (False, True, 0)
+    # Enclosing resources the question does not name.
+    nested = "/v1/Services/{S}/Conversations/{C}/Messages"
+    assert fit("post a message into a conversation", nested, "create") == (True, True, 1)
+    assert (
+        fit("post a message into a conversation", "/v1/Conversations/{C}/Messages", "create")[2]
+        == 0
+    )
+
+
+def test_less_nested_operation_wins_when_the_parent_is_not_named(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "chat", "version": "1"},
+        "paths": {
+            f"{prefix}/Conversations/{{ConversationSid}}/Messages": {
+                "post": {"summary": "Add a message to a conversation", "responses": {}}
+            }
+            for prefix in ("/v1/Services/{ServiceSid}", "/v1")
+        },
+    }
+    (tmp_path / "chat.json").write_text(json.dumps(spec))
+    kb.ingest(tmp_path / "chat.json", source="chat")
+    hits = kb.search("add a message to a conversation", limit=2).hits
+    assert [kb.get(h.doc_id).metadata["path"] for h in hits] == [
+        "/v1/Conversations/{ConversationSid}/Messages",
+        "/v1/Services/{ServiceSid}/Conversations/{ConversationSid}/Messages",
+    ]
 
 
 def test_graph_finds_endpoints_by_path_template_and_resource(kb: KnowledgeBase) -> None:

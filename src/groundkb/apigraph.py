@@ -24,6 +24,10 @@ Operation kinds: ``create`` (POST to a collection), ``read`` (GET of one item or
 singleton), ``list`` (GET of a collection), ``update`` (PUT/PATCH, or POST to an item),
 ``delete``, or an action named by a verb segment (``POST /charges/{charge}/capture`` →
 ``capture``; ``GET /customers/search`` → ``search``).
+
+:func:`operation_fit` tells how an operation fits a question (its kind asked for, its
+resource named, enclosing resources not named); the search engine ranks API documents
+by it.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from .models import Document
@@ -181,10 +186,14 @@ def path_resources(path: str) -> list[str]:
     return out
 
 
-def operation_kind(method: str, path: str, hint: str = "") -> str:
+def operation_kind(method: str, path: str, hint: str = "", operation_id: str = "") -> str:
     """create / read / list / update / delete, or the action verb of the path.
 
     ``hint`` is an explicit action from the spec (``x-kubernetes-action``) when present.
+    A GET of a literal segment is a list when the segment is plural, else a read; an
+    ``operation_id`` led by ``list`` or ``fetch``/``read``/``retrieve`` decides instead
+    (``GET /Messages/{sid}/Media`` with ``ListMedia`` lists, ``GET /Configuration/Webhooks``
+    with ``FetchWebhook`` reads).
     """
     hinted = _KUBE_ACTIONS.get(hint.lower()) if hint else None
     if hinted:
@@ -205,10 +214,12 @@ def operation_kind(method: str, path: str, hint: str = "") -> str:
             return "read"
         if last.lower() == "search":
             return "search"
-        return "list" if is_plural(last) else "read"
+        named = _ID_KINDS.get(next(iter(split_words(operation_id)), ""))
+        return named or ("list" if is_plural(last) else "read")
     return m
 
 
+_ID_KINDS = {"list": "list", "fetch": "read", "read": "read", "retrieve": "read"}
 _KUBE_ACTIONS = {
     "get": "read",
     "list": "list",
@@ -223,19 +234,109 @@ _KUBE_ACTIONS = {
 }
 
 _OPERATION_SYNONYMS = {
-    "create": ("create", "add", "new", "make", "post", "insert", "register"),
-    "read": ("read", "get", "show", "fetch", "retrieve", "view", "describe"),
-    "list": ("list", "all", "index", "browse"),
-    "update": ("update", "edit", "modify", "change", "patch", "put", "replace", "set"),
-    "delete": ("delete", "remove", "destroy", "drop", "erase"),
-}
+    "create": ("create", "add", "new", "make", "post", "insert", "register", "buy", "purchase",
+               "provision", "generate", "send", "place", "launch"),
+    "read": ("read", "get", "show", "fetch", "retrieve", "view", "describe", "inspect",
+             "lookup"),
+    "list": ("list", "all", "every", "index", "browse", "enumerate"),
+    "update": ("update", "edit", "modify", "change", "patch", "put", "replace", "set",
+               "rename"),
+    "delete": ("delete", "remove", "destroy", "drop", "erase", "release", "unregister",
+               "deprovision"),
+}  # fmt: skip
 _OPERATION_WORDS = {w: (k,) for k, ws in _OPERATION_SYNONYMS.items() for w in ws}
 
 
 def operation_kinds(word: str) -> tuple[str, ...]:
-    """Operation kinds a user's verb stands for: ``add`` → ``("create",)``."""
+    """Operation kinds a user's verb stands for: ``add`` → ``("create",)``.
+
+    A verb that also names an action (``buy``, ``send``, ``release``) stands for that
+    action too: ``POST /numbers/{id}/release`` is an answer to "release a number".
+    """
     w = word.strip().lower()
-    return _OPERATION_WORDS.get(w, (w,)) if w else ()
+    if not w:
+        return ()
+    kinds = _OPERATION_WORDS.get(w, (w,))
+    return kinds if w in kinds or w not in ACTION_VERBS else (*kinds, w)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryNouns:
+    """The nouns of a question, to tell which resources it names.
+
+    ``names``: every word and every run of two or three adjacent words run together,
+    the last word singular (``config map`` → ``configmap``). ``plural``: those whose
+    last word was plural in the question ("nodes", "phone numbers").
+    """
+
+    names: frozenset[str]
+    plural: frozenset[str]
+
+    @classmethod
+    def of(cls, tokens: Sequence[str]) -> QueryNouns:
+        words = [w for t in tokens for w in split_words(t)]
+        names: set[str] = set()
+        plural: set[str] = set()
+        for end in range(len(words)):
+            last = singular(words[end])
+            for start in range(max(0, end - 2), end + 1):
+                name = "".join(words[start:end]) + last
+                names.add(name)
+                if last != words[end]:
+                    plural.add(name)
+        return cls(frozenset(names), frozenset(plural))
+
+    def names_resource(self, resource: str) -> str:
+        """ "plural", "singular" or "" as the question names ``resource`` (a resource key).
+
+        A name counts when it is the resource's whole name or its end: "number" and
+        "phone number" name ``incoming_phone_number``, "map" and "config map" ``configmap``.
+        """
+        squashed = resource.replace("_", "")
+        found = ""
+        for name in self.names:
+            if len(name) > 2 and squashed.endswith(name):
+                if name in self.plural:
+                    found = "plural"
+                else:
+                    return "singular"
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class OperationFit:
+    """How an operation fits a question: see :func:`operation_fit`."""
+
+    kind: bool  # the question asks for the operation's kind
+    resource: bool  # the question names the resource the operation acts on
+    unnamed_parents: int  # enclosing resources the question does not name
+
+
+def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
+    """How well the operation ``kind`` on ``path`` answers a question of ``tokens``.
+
+    ``kind``: a verb of the question stands for the operation's kind ("add" → create),
+    or the question names the resource in the plural ("which nodes…") and the
+    operation lists it. ``resource``: the question names the resource acted on.
+    ``unnamed_parents``: resources the path nests the operation under that the
+    question does not name; of two otherwise equal answers, the less nested one is the
+    likelier (``/Conversations/{sid}/Messages`` over
+    ``/Services/{sid}/Conversations/{sid}/Messages`` for "post a message into a
+    conversation").
+    """
+    nouns = _nouns(tuple(tokens))
+    asked = {k for t in tokens for k in operation_kinds(t)}
+    resources = path_resources(path)
+    own = nouns.names_resource(resources[-1]) if resources else ""
+    if own == "plural" and kind == "list":
+        asked.add("list")
+    parents = sum(1 for r in resources[:-1] if not nouns.names_resource(r))
+    return OperationFit(kind in asked, bool(own), parents)
+
+
+@lru_cache(maxsize=64)
+def _nouns(tokens: tuple[str, ...]) -> QueryNouns:
+    return QueryNouns.of(tokens)
 
 
 # --------------------------------------------------------------------------- graph
@@ -549,8 +650,11 @@ __all__ = [
     "APIGraph",
     "Endpoint",
     "EndpointLookup",
+    "OperationFit",
+    "QueryNouns",
     "Resource",
     "collection_path",
+    "operation_fit",
     "operation_kind",
     "operation_kinds",
     "path_resources",

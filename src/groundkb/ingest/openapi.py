@@ -449,7 +449,7 @@ class OpenAPILoader:
         tags = [str(t) for t in op.get("tags") or [] if isinstance(t, str | int)]
         op_id = str(op.get("operationId") or "")
         hint = str(op.get("x-kubernetes-action") or "")
-        kind = operation_kind(upper, api_path, hint)
+        kind = operation_kind(upper, api_path, hint, op_id)
         resources = path_resources(api_path)
         summary_text = op.get("summary")
         has_summary = isinstance(summary_text, str) and bool(summary_text.strip())

@@ -56,6 +56,7 @@ MAX_QUERY_CHARS = 2000
 MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
 FIELD_FACTOR = {"title": 1.0, "aliases": 1.0, "keywords": 0.8, "header": 0.7, "body": 0.4}
 MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "typo": 0.8, "synonym": 0.5}
+PARENT_FACTOR = 0.85  # API operations: per enclosing resource the query does not name
 _SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
 
 
@@ -435,16 +436,28 @@ class Searcher:
             in_title = len(phrase) > 1 and any(_contains(t, phrase) for t in (title, *aliases))
         boost = self.settings.title_phrase_boost
         rank = m.score * (1 + (2 * boost if exact else boost if in_title else 0.0))
-        if m.doc.operation_kind and m.doc.operation_kind in self._asked_kinds(parsed):
-            rank *= 1 + boost  # "create a room": the operation that creates, not one that lists
+        if m.doc.operation_kind:
+            rank *= self._operation_factor(m, parsed)
         return rank, m, exact, in_title
 
-    @staticmethod
-    def _asked_kinds(parsed: ParsedQuery) -> frozenset[str]:
-        """API operation kinds the query's verbs ask for ("add" → create)."""
-        from ..apigraph import operation_kinds
+    def _operation_factor(self, m: KeywordMatch, parsed: ParsedQuery) -> float:
+        """Rank factor of an API operation for the query (see ``apigraph.operation_fit``).
 
-        return frozenset(k for t in parsed.tokens for k in operation_kinds(t))
+        × (1 + boost) when the query asks for its kind ("create a room": the operation
+        that creates, not one that lists), × (1 + boost / 2) when it names the resource
+        acted on, × PARENT_FACTOR per enclosing resource it does not name.
+        """
+        from ..apigraph import operation_fit
+
+        boost = self.settings.title_phrase_boost
+        path = m.doc.id.partition(" ")[2]  # api document ids are "{spec}:{METHOD} {path}"
+        fit = operation_fit(parsed.tokens, path, m.doc.operation_kind)
+        factor = PARENT_FACTOR**fit.unnamed_parents
+        if fit.kind:
+            factor *= 1 + boost
+        if fit.resource:
+            factor *= 1 + boost / 2
+        return factor
 
     def _score(self, r: _Ranked, parsed: ParsedQuery, clause_weights: list[float]) -> Scored:
         rank, m, exact, in_title = r
