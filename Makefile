@@ -16,10 +16,10 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
-## run: ingest the example docs and entries into example.db, then run sample searches
+## run: build examples/example.db from the sources in examples/groundkb.toml, then search
 run: install
-	cd examples && ../$(GROUNDKB) ingest docs --source docs
-	cd examples && ../$(GROUNDKB) ingest entries --source commands
+	rm -f examples/example.db examples/example.db-wal examples/example.db-shm
+	cd examples && ../$(GROUNDKB) sync
 	cd examples && ../$(GROUNDKB) search "explain workspace"
 	cd examples && ../$(GROUNDKB) search "helios get-users"
 	@echo "Serve it to an agent: cd examples && ../$(GROUNDKB) serve"
