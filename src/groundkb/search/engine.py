@@ -1,12 +1,13 @@
-"""Keyword search with evidence: query analysis, typo correction, BM25 candidates from the
-store, evidence scoring, de-duplication per document, verdicts and multi-intent queries.
+"""Search with evidence: query analysis, typo correction, BM25 candidates from the store
+rescored here, vector candidates and fusion (hybrid), evidence scoring, de-duplication per
+document, verdicts and multi-intent queries.
 
 Ranking (documented in docs/ranking.md):
 
-    rank(chunk)     = BM25F(chunk) × (1 + boost)
-    BM25F           = Σ over query alternatives Σ over fields  w_field · BM25(term, field)
-                      (FTS5 bm25, k1 = 1.2, b = 0.75; weights title 10, aliases 8,
-                       keywords 5, header 3, body 1)
+    rank(chunk)     = BM25F(chunk) × (1 + boost)   [× operation fit, API documents]
+    BM25F           = Σ over clauses  max over alternatives  match_factor · BM25(alt)
+                      (FTS5's formula: field weights scale tf, one length normalization;
+                       k1, b and the weights from settings)
     boost           = 2·title_phrase_boost when the query phrase equals the title or an
                       alias, title_phrase_boost when a multi-word query phrase is in one
 
@@ -14,7 +15,8 @@ Evidence score, in [0, 1] and comparable across corpora:
 
     score(chunk)    = Σ_clauses idf(c) · field_factor(c) · match_factor(c) / Σ_clauses idf(c)
     field_factor    = 1.0 title or alias, 0.8 keywords, 0.7 header path, 0.4 body, 0 absent
-    match_factor    = 1.0 the word itself, 0.9 singular/plural, 0.8 typo fix, 0.5 synonym
+    match_factor    = 1.0 the word or its stem, 0.9 the stem of a known term, 0.8 typo fix,
+                      0.5 synonym
     score           = 1.0 × match_factor when the query phrase equals the title or an alias
 """
 

@@ -25,6 +25,7 @@ class VectorIndex:
     types: NDArray[np.str_]
     categories: NDArray[np.str_]
     sources: NDArray[np.str_]
+    positions: dict[str, int]
 
     @classmethod
     def build(cls, generation: int, rows: Sequence[VectorRow], dimension: int) -> VectorIndex:
@@ -40,14 +41,12 @@ class VectorIndex:
             np.array([r.type for r in rows], dtype=str),
             np.array([r.category for r in rows], dtype=str),
             np.array([r.source for r in rows], dtype=str),
+            {r.chunk_id: i for i, r in enumerate(rows)},
         )
 
     def cosines(self, query: NDArray[np.float32], chunk_ids: Sequence[str]) -> dict[str, float]:
         """Exact cosine of ``query`` with each given chunk that has a vector."""
-        if not hasattr(self, "_positions"):
-            object.__setattr__(self, "_positions", {c: i for i, c in enumerate(self.ids)})
-        positions: dict[str, int] = self._positions  # type: ignore[attr-defined]
-        found = [(c, positions[c]) for c in chunk_ids if c in positions]
+        found = [(c, self.positions[c]) for c in chunk_ids if c in self.positions]
         if not found:
             return {}
         sims = self.matrix[[i for _, i in found]] @ query.astype(np.float32, copy=False)

@@ -147,7 +147,12 @@ class Store(Protocol):
     def count_documents(self, filters: Filters) -> int: ...
 
     # search primitives
-    def keyword_search(self, query: KeywordQuery) -> list[KeywordMatch]: ...
+    def keyword_search(self, query: KeywordQuery) -> list[KeywordMatch]:
+        """Candidates for the query, best first by the store's BM25 (about ``limit`` of
+        them; a store may return more, scored by fewer words, when it leaves very common
+        words out of its index query). The search engine rescores every candidate."""
+        ...
+
     def vocabulary(self) -> dict[str, int]:
         """Every indexed token and the number of chunks that contain it."""
         ...

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import sqlite3
 import threading
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -130,33 +128,9 @@ def _statements(script: str) -> Iterator[str]:
 
 
 # A word in more than COMMON_RATIO of the chunks of an index of COMMON_MIN_ROWS or more
-# is scored in Python for the candidates instead of by FTS5 (see keyword_search).
+# is left out of the FTS5 candidate query (see keyword_search).
 COMMON_MIN_ROWS = 20_000
 COMMON_RATIO = 0.01
-BM25_K1 = 1.2  # FTS5's constants
-BM25_B = 0.75
-
-
-def _bm25_share(
-    terms: Sequence[str],
-    dfs: dict[str, int],
-    n_rows: int,
-    avgdl: float,
-    fields: dict[str, str],
-    weights: Sequence[float],
-) -> float:
-    """FTS5's bm25() contribution of single-word phrases ``terms`` to one row."""
-    columns = [Counter(text.split()) for text in fields.values()]
-    length = sum(c.total() for c in columns)
-    norm = BM25_K1 * (1 - BM25_B + BM25_B * length / avgdl)
-    total = 0.0
-    for term in terms:
-        freq = sum(w * col[term] for w, col in zip(weights, columns, strict=True) if term in col)
-        if freq:
-            df = dfs.get(term, 0)
-            idf = max(math.log((n_rows - df + 0.5) / (df + 0.5)), 1e-6)
-            total += idf * freq * (BM25_K1 + 1) / (freq + norm)
-    return total
 
 
 def _fts_phrase(tokens: tuple[str, ...]) -> str:
@@ -532,20 +506,20 @@ class SQLiteStore:
 
     # -------------------------------------------------------------------- search
     def keyword_search(self, query: KeywordQuery) -> list[KeywordMatch]:
-        """Top chunks by FTS5 BM25 over the OR of every alternative.
+        """Candidate chunks, best first by FTS5 BM25 over the OR of every alternative.
 
         On a large index, single words found in more than ``COMMON_RATIO`` of the chunks
-        are left out of the FTS5 query (they would make it score most of the index) and
-        their exact BM25 share is added here, the same formula FTS5 uses, to the
-        candidates the rarer words found — the "common terms" strategy of Lucene.
+        are left out of the FTS5 query (they would make it score most of the index): the
+        candidates are what the rarer words find, twice ``limit`` of them, ordered by
+        those words only — the "common terms" strategy of Lucene. The search engine
+        rescores every candidate with all the query's words (``Searcher._bm25``).
         """
         phrases = sorted({alt for clause in query.clauses for alt in clause if alt})
         if not phrases or query.limit <= 0:
             return []
         weights = [float(query.weights.get(f, 1.0)) for f in FIELDS]
         common: list[str] = []
-        n_rows, avgdl = self.row_stats()
-        dfs: dict[str, int] = {}
+        n_rows, _ = self.row_stats()
         if n_rows >= COMMON_MIN_ROWS:
             singles = [p[0] for p in phrases if len(p) == 1]
             dfs = self._term_rows(singles)
@@ -580,15 +554,9 @@ class SQLiteStore:
             f" JOIN documents d ON d.id = c.doc_id WHERE c.rowid IN ({marks})",
             list(scores),
         )
-        out = []
-        for r in rows:
-            fields = dict(zip(FIELDS, r[6:11], strict=True))
-            score = scores[r[0]]
-            if common:
-                score += _bm25_share(common, dfs, n_rows, avgdl, fields, weights)
-            out.append(self._match(r, score))
+        out = [self._match(r, scores[r[0]]) for r in rows]
         out.sort(key=lambda m: -m.score)
-        return out[: query.limit]
+        return out
 
     def row_stats(self) -> tuple[int, float]:
         """(rows, average tokens per row) of the FTS index, cached per generation."""
