@@ -65,6 +65,14 @@ def test_synonym_groups_expand_and_rewrites_replace() -> None:
     assert parsed.phrase == ("show", "quick", "link")
 
 
+def test_words_of_one_synonym_group_make_one_clause() -> None:
+    """ "make a new key": make and new both stand for create; counted twice, they would
+    favour any "Create a new …" title over the key the question is about."""
+    parsed = Analyzer().parse("make a new key")
+    assert [c.original for c in parsed.clauses] == ["make", "key"]
+    assert [c.original for c in Analyzer().parse("key key").clauses] == ["key"]
+
+
 def test_stop_words_and_question_words_are_dropped() -> None:
     parsed = Analyzer().parse("How do I explain the thing?")
     assert parsed.clauses == ()

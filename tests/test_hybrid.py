@@ -512,3 +512,37 @@ def test_eval_in_vector_mode_without_an_embedder_is_an_input_error(
     assert r.exit_code == 2
     assert r.stderr.startswith("error [invalid_input]: vector and hybrid modes need an embedder")
     assert "Traceback" not in r.output
+
+
+def test_hybrid_keeps_the_operation_kind_an_api_question_asks_for(
+    minilm_db: Path, tmp_path: Path
+) -> None:
+    """Embeddings of "Delete a widget" and "Get a widget" are close: the operation's fit
+    to the question (its kind) decides among them after fusion."""
+    item = {
+        "get": "Get a widget and its parts",
+        "delete": "Delete a widget",
+        "patch": "Update a widget",
+        "put": "Replace a widget",
+    }
+    collection = {"get": "List widgets", "post": "Create a widget"}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "widgets", "version": "1"},
+        "paths": {
+            path: {m: {"summary": s, "responses": {}} for m, s in ops.items()}
+            for path, ops in (("/widgets/{id}", item), ("/widgets", collection))
+        },
+    }
+    (tmp_path / "widgets.json").write_text(json.dumps(spec))
+    with KnowledgeBase.open(settings=_settings(tmp_path / "w.db", "minilm")) as kb:
+        assert kb.ingest(tmp_path / "widgets.json", source="w").ok
+        for question, want in (
+            # the nearest embedding is the list's; the question asks to read one
+            ("show me a widget", "GET /widgets/{id}"),
+            ("remove a widget", "DELETE /widgets/{id}"),
+            ("make a widget", "POST /widgets"),
+        ):
+            result = kb.search(question, limit=3)
+            assert result.mode == "hybrid"
+            assert result.hits[0].doc_id == f"widgets:{want}", question

@@ -31,6 +31,29 @@ def test_reingest_of_unchanged_docs_writes_nothing(kb: KnowledgeBase, tmp_path: 
     assert kb.store.generation() - gen == 2
 
 
+def test_an_unchanged_file_is_read_once(
+    kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import groundkb.ingest as ingest
+
+    docs = _copy_docs(tmp_path)
+    kb.ingest(docs, source="docs")
+    reads: list[str] = []
+    real = ingest._read
+
+    def counting(file: Path) -> bytes:
+        reads.append(file.name)
+        return real(file)
+
+    monkeypatch.setattr(ingest, "_read", counting)
+    page = docs / "concepts" / "workspace.md"
+    page.write_text(page.read_text() + "\nOne more line.\n")
+    r = kb.ingest(docs, source="docs")
+    assert (r.updated, r.unchanged) == (1, 7)
+    # Each file once to choose its loader; only the changed one again to load it.
+    assert sorted(reads) == sorted([*(f.name for f in docs.rglob("*.md")), "workspace.md"])
+
+
 def test_editing_one_section_rewrites_only_that_chunk(kb: KnowledgeBase, tmp_path: Path) -> None:
     docs = _copy_docs(tmp_path)
     kb.ingest(docs, source="docs")

@@ -10,6 +10,8 @@ import pytest
 from groundkb import KnowledgeBase
 from groundkb.apigraph import (
     APIGraph,
+    asked_kinds,
+    noun_forms,
     operation_fit,
     operation_kind,
     operation_kinds,
@@ -20,6 +22,8 @@ from groundkb.apigraph import (
 from groundkb.ingest import loader_for
 from groundkb.ingest.validate import validate_store
 from groundkb.models import Document
+from groundkb.search.apis import ApiIndex, version_family, version_rank
+from groundkb.store.base import DocSummary
 
 from .conftest import FIXTURES, SHARED
 
@@ -408,3 +412,114 @@ def test_every_real_spec_ingests_completely_and_quickly(kb: KnowledgeBase) -> No
     assert looked.match == "template"
     assert looked.params == {"namespace": "default", "name": "web-1"}
     print("ingest seconds:", {k: round(v, 2) for k, v in timings.items()})
+
+
+# ------------------------------------------------------------- ranking API operations
+
+
+def _spec(title: str, paths: dict[str, dict[str, str]]) -> dict[str, object]:
+    """A spec of summaries only: {path: {method: summary}}."""
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": title, "version": "1"},
+        "paths": {
+            p: {m: {"summary": s, "responses": {}} for m, s in ops.items()}
+            for p, ops in paths.items()
+        },
+    }
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+def test_question_verbs_and_nouns_stand_for_operation_kinds_and_resources() -> None:
+    set_up = asked_kinds(_words("set up a messaging service"))
+    assert "create" in set_up and "update" not in set_up
+    assert "read" in asked_kinds(_words("look up a verification"))
+    # "all" and "every" ask for a list, unless another verb asks for something else.
+    assert "list" in asked_kinds(_words("get every pod in the cluster"))
+    assert "list" not in asked_kinds(_words("delete all pods in a namespace"))
+    assert "eviction" in noun_forms("evict") and "execution" in noun_forms("execute")
+
+    def fit(question: str, path: str, kind: str) -> tuple[bool, bool, int, bool]:
+        f = operation_fit(question.lower().split(), path, kind)
+        return f.kind, f.resource, f.unnamed_parents, f.whole
+
+    # A verb that forms the resource's name asks for that operation, by name.
+    evict = "/api/v1/namespaces/{namespace}/pods/{name}/eviction"
+    assert fit("evict a pod", evict, "create") == (True, True, 1, True)
+    # "job" names the job whole and the cron job only by its end.
+    assert fit("check a job", "/apis/batch/v1/jobs/{name}", "read")[3] is True
+    assert fit("check a job", "/apis/batch/v1/cronjobs/{name}", "read")[1:] == (True, 0, False)
+    # A plural asks for the list, but not when a verb asks to delete them.
+    assert fit("delete all pods", "/api/v1/namespaces/{ns}/pods", "list")[0] is False
+    assert fit("delete all pods", "/api/v1/namespaces/{ns}/pods", "delete")[0] is True
+
+
+def test_superseded_versions_are_the_same_operation_in_an_older_version() -> None:
+    assert version_rank("v1alpha1") < version_rank("v1beta2") < version_rank("v1")
+    assert version_rank("v1") < version_rank("v2beta1") < version_rank("v2")
+    assert version_family("studio_v2", "POST", "/v2/Flows/{FlowSid}/Executions") == (
+        "studio POST /{v}/flows/{}/executions",
+        ((2, 2, 0), (2, 2, 0)),
+    )
+    docs = [
+        DocSummary(f"{spec}:{method} {path}", "s", "api", "", "", "", (), (), "", "", "", kind)
+        for spec, method, path, kind in (
+            ("studio_v1", "POST", "/v1/Flows/{FlowSid}/Executions", "create"),
+            ("studio_v2", "POST", "/v2/Flows/{Sid}/Executions", "create"),
+            ("studio_v1", "POST", "/v1/Flows/{FlowSid}/Engagements", "create"),
+            ("k8s", "GET", "/apis/autoscaling/v1/namespaces/{ns}/hpas", "list"),
+            ("k8s", "GET", "/apis/autoscaling/v2/namespaces/{ns}/hpas", "list"),
+            ("k8s", "GET", "/apis/batch/v1/jobs", "list"),
+        )
+    ]
+    index = ApiIndex.build(docs)
+    # Only an operation that a newer version also has is superseded: Engagements,
+    # which the newer version dropped, is not.
+    assert index.superseded == {
+        "studio_v1:POST /v1/Flows/{FlowSid}/Executions",
+        "k8s:GET /apis/autoscaling/v1/namespaces/{ns}/hpas",
+    }
+    named = [d.id for d in index.named_by(_words("list the jobs"), 10)]
+    assert named == ["k8s:GET /apis/batch/v1/jobs"]
+    assert [d.id for d in index.named_by(_words("make an engagement"), 10)] == [
+        "studio_v1:POST /v1/Flows/{FlowSid}/Engagements"
+    ]
+
+
+def test_search_prefers_the_newest_version_of_the_same_operation(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    for version in ("v1", "v2"):
+        spec = _spec("studio", {f"/{version}/Flows/{{FlowSid}}/Executions": {
+            "post": "Triggers a new Execution for the Flow"
+        }})  # fmt: skip
+        (tmp_path / f"studio_{version}.json").write_text(json.dumps(spec))
+    kb.ingest(tmp_path, source="studio")
+    hits = kb.search("trigger a flow", limit=2).hits
+    assert [h.doc_id for h in hits] == [
+        "studio_v2:POST /v2/Flows/{FlowSid}/Executions",
+        "studio_v1:POST /v1/Flows/{FlowSid}/Executions",
+    ]
+
+
+def test_operations_on_a_named_resource_are_candidates_even_when_its_name_is_everywhere(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    # "namespace" is in every operation; the words of "make a new …" are in others'
+    # titles. Keyword candidates alone (two here) miss the operation that creates one.
+    paths: dict[str, dict[str, str]] = {
+        f"/api/v1/namespaces/{{namespace}}/thing{i}s": {
+            "post": f"Create a new thing{i} in a namespace"
+        }
+        for i in range(12)
+    }
+    paths["/api/v1/namespaces"] = {"post": "create a Namespace", "get": "list Namespaces"}
+    (tmp_path / "k.json").write_text(json.dumps(_spec("k", paths)))
+    kb.ingest(tmp_path / "k.json", source="k")
+    narrow = kb.settings.replace(candidates=2)
+    with KnowledgeBase.open(kb.settings.db, narrow) as small:
+        hits = small.search("make a new namespace", limit=1).hits
+    assert [h.doc_id for h in hits] == ["k:POST /api/v1/namespaces"]

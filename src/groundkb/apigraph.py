@@ -237,14 +237,25 @@ _OPERATION_SYNONYMS = {
     "create": ("create", "add", "new", "make", "post", "insert", "register", "buy", "purchase",
                "provision", "generate", "send", "place", "launch"),
     "read": ("read", "get", "show", "fetch", "retrieve", "view", "describe", "inspect",
-             "lookup"),
-    "list": ("list", "all", "every", "index", "browse", "enumerate"),
+             "lookup", "see"),
+    "list": ("list", "index", "browse", "enumerate", "find"),
     "update": ("update", "edit", "modify", "change", "patch", "put", "replace", "set",
                "rename"),
     "delete": ("delete", "remove", "destroy", "drop", "erase", "release", "unregister",
                "deprovision"),
 }  # fmt: skip
 _OPERATION_WORDS = {w: (k,) for k, ws in _OPERATION_SYNONYMS.items() for w in ws}
+_QUANTIFIERS = frozenset({"all", "every"})
+# Two-word verbs: "set up a service" asks to create one, not to update it.
+_OPERATION_PHRASES = {
+    ("set", "up"): "create",
+    ("sign", "up"): "create",
+    ("look", "up"): "read",
+    ("get", "rid"): "delete",
+    ("take", "down"): "delete",
+}
+# A verb names the action resource formed from it: evict → eviction, bind → binding.
+_NOUN_SUFFIXES = ("ion", "ing", "ment")
 
 
 def operation_kinds(word: str) -> tuple[str, ...]:
@@ -260,6 +271,33 @@ def operation_kinds(word: str) -> tuple[str, ...]:
     return kinds if w in kinds or w not in ACTION_VERBS else (*kinds, w)
 
 
+def asked_kinds(tokens: Sequence[str]) -> frozenset[str]:
+    """Operation kinds the verbs of a question stand for, two-word verbs first."""
+    words = [t.lower() for t in tokens]
+    asked: set[str] = set()
+    i = 0
+    while i < len(words):
+        pair = _OPERATION_PHRASES.get(tuple(words[i : i + 2]))  # type: ignore[arg-type]
+        if pair:
+            asked.add(pair)
+            i += 2
+            continue
+        asked.update(operation_kinds(words[i]))
+        i += 1
+    if not asked & {"create", "update", "delete"} and any(w in _QUANTIFIERS for w in words):
+        asked.add("list")  # "all pods" asks for a list, "delete all pods" does not
+    return frozenset(asked)
+
+
+def noun_forms(word: str) -> tuple[str, ...]:
+    """Nouns a verb forms with a common suffix: ``evict`` → ``eviction``, ``evicting``…"""
+    w = word.lower()
+    if len(w) < 4:
+        return ()
+    stems = (w, w[:-1]) if w.endswith("e") else (w,)
+    return tuple(s + suffix for s in stems for suffix in _NOUN_SUFFIXES)
+
+
 @dataclass(frozen=True, slots=True)
 class QueryNouns:
     """The nouns of a question, to tell which resources it names.
@@ -271,6 +309,7 @@ class QueryNouns:
 
     names: frozenset[str]
     plural: frozenset[str]
+    derived: frozenset[str] = frozenset()  # nouns formed from the question's verbs
 
     @classmethod
     def of(cls, tokens: Sequence[str]) -> QueryNouns:
@@ -284,7 +323,20 @@ class QueryNouns:
                 names.add(name)
                 if last != words[end]:
                     plural.add(name)
-        return cls(frozenset(names), frozenset(plural))
+        derived = {n for w in words for n in noun_forms(w)} - names
+        return cls(frozenset(names), frozenset(plural), frozenset(derived))
+
+    def naming(self, resource: str) -> str:
+        """How the question names ``resource`` (a resource key): "whole" (its whole name:
+        "job" names ``job``), "end" ("job" names ``cron_job``, "number" names
+        ``incoming_phone_number``), "verb" (a verb forms it: "evict" names ``eviction``)
+        or ""."""
+        squashed = resource.replace("_", "")
+        if squashed in self.names:
+            return "whole"
+        if squashed in self.derived:
+            return "verb"
+        return "end" if self.names_resource(resource) else ""
 
     def names_resource(self, resource: str) -> str:
         """ "plural", "singular" or "" as the question names ``resource`` (a resource key).
@@ -310,28 +362,38 @@ class OperationFit:
     kind: bool  # the question asks for the operation's kind
     resource: bool  # the question names the resource the operation acts on
     unnamed_parents: int  # enclosing resources the question does not name
+    whole: bool = False  # ...by its whole name, not only its last words
 
 
 def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
     """How well the operation ``kind`` on ``path`` answers a question of ``tokens``.
 
-    ``kind``: a verb of the question stands for the operation's kind ("add" → create),
-    or the question names the resource in the plural ("which nodes…") and the
-    operation lists it. ``resource``: the question names the resource acted on.
-    ``unnamed_parents``: resources the path nests the operation under that the
-    question does not name; of two otherwise equal answers, the less nested one is the
-    likelier (``/Conversations/{sid}/Messages`` over
-    ``/Services/{sid}/Conversations/{sid}/Messages`` for "post a message into a
+    ``kind``: a verb of the question stands for the operation's kind ("add" → create,
+    "set up" → create), the question names the resource in the plural ("which
+    nodes…") and the operation lists it, or a verb of the question forms the
+    resource's name ("evict a pod" → ``…/pods/{name}/eviction``). ``resource``: the
+    question names the resource acted on; ``whole``: by its whole name ("job" names
+    ``job`` whole and ``cron_job`` only by its end). ``unnamed_parents``: resources the
+    path nests the operation under that the question does not name; of two otherwise
+    equal answers, the less nested one is the likelier (``/Conversations/{sid}/Messages``
+    over ``/Services/{sid}/Conversations/{sid}/Messages`` for "post a message into a
     conversation").
     """
     nouns = _nouns(tuple(tokens))
-    asked = {k for t in tokens for k in operation_kinds(t)}
+    asked = set(asked_kinds(tokens))
     resources = path_resources(path)
-    own = nouns.names_resource(resources[-1]) if resources else ""
-    if own == "plural" and kind == "list":
+    naming = nouns.naming(resources[-1]) if resources else ""
+    if (
+        naming
+        and kind == "list"
+        and nouns.names_resource(resources[-1]) == "plural"
+        and not asked & {"create", "update", "delete"}  # "delete all pods" is no list
+    ):
         asked.add("list")
     parents = sum(1 for r in resources[:-1] if not nouns.names_resource(r))
-    return OperationFit(kind in asked, bool(own), parents)
+    if naming == "verb":  # the verb names the action resource: asked for, by name
+        return OperationFit(True, True, parents, True)
+    return OperationFit(kind in asked, bool(naming), parents, naming == "whole")
 
 
 @lru_cache(maxsize=64)
@@ -653,7 +715,9 @@ __all__ = [
     "OperationFit",
     "QueryNouns",
     "Resource",
+    "asked_kinds",
     "collection_path",
+    "noun_forms",
     "operation_fit",
     "operation_kind",
     "operation_kinds",

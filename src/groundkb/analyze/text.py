@@ -300,10 +300,16 @@ def canonical_phrase(clauses: Sequence[Clause]) -> tuple[str, ...]:
 
 
 def _dedupe_clauses(clauses: Sequence[Clause]) -> list[Clause]:
+    """Each concept once: a repeated word, or a word of the same synonym group as an
+    earlier one ("make a new key": make and new both stand for create), adds nothing."""
     out: list[Clause] = []
     seen: set[str] = set()
+    groups: set[frozenset[tuple[str, ...]]] = set()
     for c in clauses:
-        if c.original not in seen:
-            seen.add(c.original)
-            out.append(c)
+        group = frozenset(a.tokens for a in c.alternatives)
+        if c.original in seen or (len(group) > 1 and group in groups):
+            continue
+        seen.add(c.original)
+        groups.add(group)
+        out.append(c)
     return out

@@ -110,6 +110,7 @@ class _Planned:
     error: str = ""
     refs: list[Path] = field(default_factory=list)  # files a spec refers to
     part_of_spec: bool = False
+    digest: bytes = b""  # sha1 of the bytes read when planning
 
 
 def _read(file: Path) -> bytes:
@@ -132,6 +133,7 @@ def _plan(files: list[tuple[Path, str]], forced: str | None) -> list[_Planned]:
             plan.append(item)
             continue
         item.loader = loader_for(rel, data, forced)
+        item.digest = hashlib.sha1(data).digest()
         if item.loader is not None and item.loader.name == "openapi":
             item.refs = referenced_files(data, file)
             claimed.update(r for r in item.refs if r.suffix.lower() in _STRUCTURED)
@@ -144,8 +146,10 @@ def _plan(files: list[tuple[Path, str]], forced: str | None) -> list[_Planned]:
     return plan
 
 
-def _file_hash(loader: Loader, max_chunk_tokens: int, data: bytes, refs: list[Path]) -> str:
-    h = hashlib.sha1(f"{loader.name}:{loader.version}:{max_chunk_tokens}:".encode() + data)
+def _file_hash(loader: Loader, max_chunk_tokens: int, digest: bytes, refs: list[Path]) -> str:
+    """What decides a file's documents: its loader, the chunk size, the sha1 of its bytes
+    and the files it refers to."""
+    h = hashlib.sha1(f"{loader.name}:{loader.version}:{max_chunk_tokens}:".encode() + digest)
     for ref in sorted(refs):
         h.update(b"\x00" + str(ref).encode("utf-8", "surrogateescape") + b"\x00")
         try:
@@ -193,14 +197,18 @@ def ingest_path(
             continue
         ld = item.loader
         writer.loaders_used.add(ld.name)
+        # An unchanged file is known by the digest taken when planning: not read again.
+        fhash = _file_hash(ld, max_chunk_tokens, item.digest, item.refs)
+        if writer.unchanged(item.rel, fhash):
+            continue
         try:
             data = _read(item.file)
         except OSError as exc:
             writer.fail(item.rel, [FileError(item.rel, f"cannot read: {exc.strerror or exc}")])
             continue
-        fhash = _file_hash(ld, max_chunk_tokens, data, item.refs)
-        if writer.unchanged(item.rel, fhash):
-            continue
+        digest = hashlib.sha1(data).digest()
+        if digest != item.digest:  # written to since it was planned: hash what is loaded
+            fhash = _file_hash(ld, max_chunk_tokens, digest, item.refs)
         ctx = LoadContext(
             source, item.rel, fhash, max_chunk_tokens, str(item.file.parent.resolve())
         )

@@ -69,6 +69,9 @@ def is_tldr(data: bytes) -> bool:
     """True when the whole page has the tldr shape (see the module docstring)."""
     if not data.lstrip().startswith(b"# "):
         return False
+    head = [line for line in data[:4096].split(b"\n", 16)[:16] if line.strip()]
+    if len(head) > 1 and not head[1].startswith(b"> "):
+        return False  # most Markdown pages: known from their first lines
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:

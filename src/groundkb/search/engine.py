@@ -42,10 +42,12 @@ from ..analyze.text import (
     stem,
     tokenize,
 )
+from ..apigraph import operation_fit
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
 from ..settings import Settings
 from ..store.base import DocSummary, KeywordMatch, KeywordQuery, Store
+from .apis import ApiIndex
 from .commands import CommandIndex, CommandMatch
 from .verdict import Scored, decide, semantic_verdict
 
@@ -59,6 +61,8 @@ MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
 FIELD_FACTOR = {"title": 1.0, "aliases": 1.0, "keywords": 0.8, "header": 0.7, "body": 0.4}
 MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "typo": 0.8, "synonym": 0.5}
 PARENT_FACTOR = 0.85  # API operations: per enclosing resource the query does not name
+RESOURCE_FACTOR = 1.25  # API operations: the query names the resource acted on
+SUPERSEDED_FACTOR = 0.98  # API operations: a newer version of the same operation exists
 _SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
 
 
@@ -76,6 +80,7 @@ class _Derived:
     avgdl: float
     known_terms: frozenset[str]
     commands: CommandIndex
+    apis: ApiIndex
 
 
 def _known_terms(docs: Sequence[DocSummary]) -> frozenset[str]:
@@ -128,6 +133,7 @@ class Searcher:
                 avgdl=avgdl or 1.0,
                 known_terms=_known_terms(every),
                 commands=CommandIndex(commands),
+                apis=ApiIndex.build(every),
             )
         return self._derived
 
@@ -277,6 +283,7 @@ class Searcher:
                 limit=pool,
             )
         )
+        matches = [*matches, *self._named_operations(parsed, filters, matches, pool)]
         # Rank every candidate (cheap), then gather evidence for the ones that can be shown.
         ranked = sorted((self._rank(m, parsed) for m in matches), key=lambda r: -r[0])
         if semantic and not matches and semantic[0][1] < self.settings.min_vector_hit:
@@ -326,6 +333,23 @@ class Searcher:
             terms=terms,
         )
 
+    def _named_operations(
+        self, parsed: ParsedQuery, filters: Filters, have: Sequence[KeywordMatch], limit: int
+    ) -> list[KeywordMatch]:
+        """API operations on the resources the query names that keyword search missed
+        (see ``search/apis.py``), as candidates of their own."""
+        apis = self._current().apis
+        seen = {m.doc_id for m in have}
+        wanted = [
+            f"{d.id}#0"
+            for d in apis.named_by(parsed.tokens, limit)
+            if d.id not in seen
+            and (not filters.types or d.type in filters.types)
+            and (not filters.categories or d.category in filters.categories)
+            and (not filters.sources or d.source in filters.sources)
+        ]
+        return self.store.matches(wanted)
+
     def _fuse(
         self,
         ranked: list[_Ranked],
@@ -338,7 +362,8 @@ class Searcher:
         ``rrf``: Σ 1 / (rrf_k + rank) over the lists a candidate is in. ``weighted``:
         keyword_weight × BM25 + (1 − keyword_weight) × cosine, each min-max normalized
         over all candidates (every candidate gets both scores). Vector mode orders by
-        cosine alone.
+        cosine alone. In hybrid mode an API operation's fused score is multiplied by its
+        fit to the query (see ``_operation_factor``), which the cosine knows nothing of.
         """
         cosines = dict(semantic)
         by_id = {r[1].chunk_id: r for r in ranked}
@@ -365,6 +390,13 @@ class Searcher:
             k = self.settings.rrf_k
             for cid, rr in ranks.items():
                 fused[cid] = sum(1.0 / (k + n) for n in rr.values())
+        if mode != "vector":
+            # The vector side cannot tell "create a pod" from "delete a pod": API
+            # operations keep their fit to the query after fusion too.
+            for cid in fused:
+                op = by_id[cid][1] if cid in by_id else None
+                if op is not None and op.doc.operation_kind:
+                    fused[cid] *= self._operation_factor(op, parsed)
         if mode == "hybrid":  # a query that names a document exactly finds it first
             fused = {c: f + (1.0 if by_id[c][2] else 0.0) for c, f in fused.items() if c in by_id}
         order = sorted((cid for cid in fused if cid in by_id), key=lambda c: -fused[c])
@@ -446,19 +478,19 @@ class Searcher:
         """Rank factor of an API operation for the query (see ``apigraph.operation_fit``).
 
         × (1 + boost) when the query asks for its kind ("create a room": the operation
-        that creates, not one that lists), × (1 + boost / 2) when it names the resource
-        acted on, × PARENT_FACTOR per enclosing resource it does not name.
+        that creates, not one that lists), × RESOURCE_FACTOR when it names the resource
+        acted on, × PARENT_FACTOR per enclosing resource it does not name, and
+        × SUPERSEDED_FACTOR when a newer version of its API has the same operation.
         """
-        from ..apigraph import operation_fit
-
-        boost = self.settings.title_phrase_boost
         path = m.doc.id.partition(" ")[2]  # api document ids are "{spec}:{METHOD} {path}"
         fit = operation_fit(parsed.tokens, path, m.doc.operation_kind)
         factor = PARENT_FACTOR**fit.unnamed_parents
         if fit.kind:
-            factor *= 1 + boost
+            factor *= 1 + self.settings.title_phrase_boost
         if fit.resource:
-            factor *= 1 + boost / 2
+            factor *= RESOURCE_FACTOR
+        if m.doc_id in self._current().apis.superseded:
+            factor *= SUPERSEDED_FACTOR
         return factor
 
     def _score(self, r: _Ranked, parsed: ParsedQuery, clause_weights: list[float]) -> Scored:
