@@ -655,7 +655,9 @@ class APIGraph:
 
         The resource is matched by its canonical name (any case, singular or plural,
         spaces, hyphens or CamelCase); when nothing matches exactly, resources whose
-        name ends with it (``number`` → ``phone_number``) are used.
+        name ends with it (``number`` → ``phone_number``) are used. ``operation`` is a
+        kind or a verb for one (``add``, ``set up``); a verb that forms a subresource's
+        name finds the operations on it (``pod``, ``evict`` → ``…/pods/{name}/eviction``).
         """
         key = resource_key(resource)
         if not key:
@@ -663,8 +665,19 @@ class APIGraph:
         names = self._resource_names(key)
         found = [e for n in names for e in self.by_resource.get(n, ())]
         if operation:
-            kinds = {k for word in operation.split() for k in operation_kinds(word)}
-            found = [e for e in found if e.operation_kind in kinds]
+            words = operation.split()
+            kinds = asked_kinds(words)
+            matching = [e for e in found if e.operation_kind in kinds]
+            if not matching:
+                # "evict" a pod: the operations on its eviction subresource
+                formed = {n for w in words for n in noun_forms(w)}
+                matching = [
+                    e
+                    for n in formed
+                    for e in self.by_resource.get(n, ())
+                    if any(r in names for r in e.resources[:-1])
+                ]
+            found = matching
         return sorted(found, key=_sort_key)
 
     def _resource_names(self, key: str) -> list[str]:

@@ -346,7 +346,10 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         ],
         operation: Annotated[
             str | None,
-            Field(description="create, read, list, update, delete or an action like 'cancel'."),
+            Field(
+                description="create, read, list, update, delete, an action like 'cancel', "
+                "or a verb for one ('add', 'set up', 'evict')."
+            ),
         ] = None,
     ) -> EndpointsOut:
         """Find the API operations on a resource, e.g. ('location', 'create') → POST /locations."""
