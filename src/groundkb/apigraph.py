@@ -379,9 +379,16 @@ def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
     over ``/Services/{sid}/Conversations/{sid}/Messages`` for "post a message into a
     conversation").
     """
-    nouns = _nouns(tuple(tokens))
-    asked = set(asked_kinds(tokens))
-    resources = path_resources(path)
+    return _operation_fit(tuple(tokens), path, kind)
+
+
+@lru_cache(maxsize=16384)
+def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFit:
+    """:func:`operation_fit`, cached: the engine asks for every candidate, twice in
+    hybrid mode."""
+    nouns = _nouns(tokens)
+    asked = set(_asked(tokens))
+    resources = _path_resources(path)
     naming = nouns.naming(resources[-1]) if resources else ""
     if (
         naming
@@ -399,6 +406,16 @@ def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
 @lru_cache(maxsize=64)
 def _nouns(tokens: tuple[str, ...]) -> QueryNouns:
     return QueryNouns.of(tokens)
+
+
+@lru_cache(maxsize=64)
+def _asked(tokens: tuple[str, ...]) -> frozenset[str]:
+    return asked_kinds(tokens)
+
+
+@lru_cache(maxsize=8192)
+def _path_resources(path: str) -> tuple[str, ...]:
+    return tuple(path_resources(path))
 
 
 # --------------------------------------------------------------------------- graph
