@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from groundkb import KnowledgeBase
-from groundkb.apigraph import (
-    APIGraph,
+from groundkb.apigraph import APIGraph
+from groundkb.apinames import (
     asked_kinds,
     noun_forms,
     operation_fit,

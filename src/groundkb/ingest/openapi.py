@@ -54,10 +54,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..analyze.chunk import chunk_markdown
-from ..apigraph import (
+from ..apigraph import collection_path
+from ..apinames import (
     CRUD_KINDS,
     HTTP_METHODS,
-    collection_path,
     is_param,
     is_version,
     operation_kind,

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ..apigraph import QueryNouns, is_param, is_version, path_resources, path_segments
+from ..apinames import QueryNouns, is_param, is_version, path_resources, path_segments
 from ..store.base import DocSummary
 
 # "v2", "v2beta1", "v1alpha3", "2010-04-01": stable above beta above alpha.

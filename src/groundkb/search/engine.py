@@ -42,7 +42,7 @@ from ..analyze.text import (
     stem,
     tokenize,
 )
-from ..apigraph import operation_fit
+from ..apinames import operation_fit
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
 from ..settings import Settings
@@ -475,7 +475,7 @@ class Searcher:
         return rank, m, exact, in_title
 
     def _operation_factor(self, m: KeywordMatch, parsed: ParsedQuery) -> float:
-        """Rank factor of an API operation for the query (see ``apigraph.operation_fit``).
+        """Rank factor of an API operation for the query (see ``apinames.operation_fit``).
 
         × (1 + boost) when the query asks for its kind ("create a room": the operation
         that creates, not one that lists), × RESOURCE_FACTOR when it names the resource

@@ -1,0 +1,427 @@
+"""API naming: what a resource and an operation kind are, and how an operation fits a
+question.
+
+Used at ingest time (the OpenAPI loader stores :func:`path_resources` and
+:func:`operation_kind` of every operation), by the API graph (``apigraph.py``) and by
+the search engine, so that all three agree.
+
+- Resources come from path segments, singular, snake_case: ``/v1/customers/{customer}/
+  sources`` → ``customer``, ``source`` (:func:`resource_key`, :func:`singular`,
+  :func:`path_resources`).
+- Operation kinds: ``create`` (POST to a collection), ``read`` (GET of one item or of a
+  singleton), ``list`` (GET of a collection), ``update`` (PUT/PATCH, or POST to an
+  item), ``delete``, or an action named by a verb segment (``POST /charges/{charge}/
+  capture`` → ``capture``; ``GET /customers/search`` → ``search``).
+- A question's verbs stand for kinds (:func:`asked_kinds`: "add" → create, "set up" →
+  create) and its nouns name resources (:class:`QueryNouns`: "config map" →
+  ``configmap``, "evict" → ``eviction``); :func:`operation_fit` tells how an operation
+  fits a question, and the search engine ranks API documents by it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+HTTP_METHODS: tuple[str, ...] = (
+    "get",
+    "put",
+    "post",
+    "delete",
+    "patch",
+    "head",
+    "options",
+    "trace",
+)
+CRUD_KINDS: tuple[str, ...] = ("create", "read", "list", "update", "delete")
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NON_WORD = re.compile(r"[^A-Za-z0-9]+")
+_VERSION = re.compile(
+    r"^(?:v\d+(?:(?:alpha|beta|preview)\d*)?|\d{4}-\d{2}-\d{2}|\d+(?:\.\d+)*)$", re.I
+)
+PREFIX_WORDS = frozenset({"api", "apis", "rest"})
+
+# Segments that name an action rather than a resource (first word of the segment).
+_ACTION_VERBS_TEXT = """
+    accept activate add adopt apply approve archive assign attach authorize block cancel
+    buy capture check clone close complete confirm connect convert copy decline deactivate
+    decrypt deliver deny detach disable dismiss download duplicate enable encrypt end
+    escalate evaluate execute expire export finalize follow fork generate grant hide
+    import invite invalidate join leave lock login logout mark merge move mute notify
+    pause pay pin preview publish purchase purge reactivate redeliver redirect refresh regenerate
+    reject release reopen rename render replay reply report request rerun resend reset
+    rollback
+    resolve restart restore resume retry reverse revoke rotate run search send share
+    sign simulate sort start stop submit subscribe suspend sync toggle transfer trigger
+    unarchive unassign unblock unfollow unlock unmute unpin unpublish unsubscribe
+    unsuspend update upgrade upload validate verify void watch
+"""
+ACTION_VERBS = frozenset(_ACTION_VERBS_TEXT.split())
+
+_IRREGULAR = {
+    "people": "person",
+    "children": "child",
+    "men": "man",
+    "women": "woman",
+    "indices": "index",
+    "matrices": "matrix",
+    "vertices": "vertex",
+    "analyses": "analysis",
+    "aliases": "alias",
+    "statuses": "status",
+    "buses": "bus",
+    "data": "data",
+    "media": "media",
+    "criteria": "criterion",
+}
+_NO_SINGULAR_ENDINGS = ("ss", "us", "is", "ics", "news", "series", "species")
+
+
+def split_words(text: str) -> list[str]:
+    """Lower-case words of an identifier: ``listPaymentIntents``, ``issues/list-for-repo``."""
+    out: list[str] = []
+    for part in _NON_WORD.split(text):
+        if part:
+            out.extend(w.lower() for w in _CAMEL.split(part) if w)
+    return out
+
+
+def singular(word: str) -> str:
+    """The singular of an English noun, conservatively (``policies`` → ``policy``)."""
+    w = word.lower()
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    if len(w) <= 3 or w.endswith(_NO_SINGULAR_ENDINGS):
+        return w
+    if w.endswith("ies"):
+        return w[:-3] + "y"
+    if w.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        return w[:-2]
+    if w.endswith("s"):
+        return w[:-1]
+    return w
+
+
+def is_plural(word: str) -> bool:
+    return singular(word) != word.lower()
+
+
+def resource_key(name: str) -> str:
+    """The canonical resource name: snake_case, last word singular.
+
+    ``PaymentIntents``, ``payment-intents``, ``payment intent`` → ``payment_intent``.
+    """
+    words = split_words(name)
+    if not words:
+        return ""
+    words[-1] = singular(words[-1])
+    return "_".join(words)
+
+
+def is_param(segment: str) -> bool:
+    return segment.startswith("{") and segment.endswith("}")
+
+
+def path_segments(path: str) -> list[str]:
+    """Segments of a path without query string, empty parts or a ``.json`` suffix."""
+    path = path.split("?", 1)[0].split("#", 1)[0]
+    segments = [s for s in path.strip().split("/") if s]
+    if segments and segments[-1].lower().endswith(".json"):
+        segments[-1] = segments[-1][: -len(".json")]
+    return segments
+
+
+def is_version(segment: str) -> bool:
+    return bool(_VERSION.match(segment))
+
+
+def is_action(segment: str) -> bool:
+    """A verb (``capture``) or a phrase led by one (``verify_microdeposits``)."""
+    words = split_words(segment)
+    if not words or words[0] not in ACTION_VERBS:
+        return False
+    return len(words) > 1 or not is_plural(words[0])
+
+
+def path_resources(path: str) -> list[str]:
+    """Resources a path names, outermost first.
+
+    A literal segment is a resource when a parameter follows it, when it is the last
+    segment, or when it is a plain word in the middle (``/user/repos``). Version
+    segments, ``api``/``apis``, API group names before a version (``/apis/apps/v1``) and
+    action verbs are not resources. ``/v1/customers/{customer}/sources`` →
+    ``["customer", "source"]``.
+    """
+    segs = path_segments(path)
+    out: list[str] = []
+    for i, seg in enumerate(segs):
+        if is_param(seg) or is_version(seg) or seg.lower() in PREFIX_WORDS or "." in seg:
+            continue
+        nxt = segs[i + 1] if i + 1 < len(segs) else ""
+        if nxt and is_version(nxt):
+            continue  # an API group name such as /apis/apps/v1
+        if is_action(seg):
+            continue
+        key = resource_key(seg)
+        if key and key not in out:
+            out.append(key)
+    return out
+
+
+def operation_kind(method: str, path: str, hint: str = "", operation_id: str = "") -> str:
+    """create / read / list / update / delete, or the action verb of the path.
+
+    ``hint`` is an explicit action from the spec (``x-kubernetes-action``) when present.
+    A GET of a literal segment is a list when the segment is plural, else a read; an
+    ``operation_id`` led by ``list`` or ``fetch``/``read``/``retrieve`` decides instead
+    (``GET /Messages/{sid}/Media`` with ``ListMedia`` lists, ``GET /Configuration/Webhooks``
+    with ``FetchWebhook`` reads).
+    """
+    hinted = _KUBE_ACTIONS.get(hint.lower()) if hint else None
+    if hinted:
+        return hinted
+    m = method.lower()
+    segs = path_segments(path)
+    last = segs[-1] if segs else ""
+    if last and not is_param(last) and is_action(last) and len(segs) > 1:
+        return split_words(last)[0]
+    if m == "delete":
+        return "delete"
+    if m in ("put", "patch"):
+        return "update"
+    if m == "post":
+        return "update" if is_param(last) else "create"
+    if m in ("get", "head"):
+        if not last or is_param(last):
+            return "read"
+        if last.lower() == "search":
+            return "search"
+        named = _ID_KINDS.get(next(iter(split_words(operation_id)), ""))
+        return named or ("list" if is_plural(last) else "read")
+    return m
+
+
+_ID_KINDS = {"list": "list", "fetch": "read", "read": "read", "retrieve": "read"}
+_KUBE_ACTIONS = {
+    "get": "read",
+    "list": "list",
+    "post": "create",
+    "put": "update",
+    "patch": "update",
+    "delete": "delete",
+    "deletecollection": "delete",
+    "watch": "watch",
+    "watchlist": "watch",
+    "connect": "connect",
+}
+
+_OPERATION_SYNONYMS = {
+    "create": ("create", "add", "new", "make", "post", "insert", "register", "buy", "purchase",
+               "provision", "generate", "send", "place", "launch"),
+    "read": ("read", "get", "show", "fetch", "retrieve", "view", "describe", "inspect",
+             "lookup", "see"),
+    "list": ("list", "index", "browse", "enumerate", "find"),
+    "update": ("update", "edit", "modify", "change", "patch", "put", "replace", "set",
+               "rename"),
+    "delete": ("delete", "remove", "destroy", "drop", "erase", "release", "unregister",
+               "deprovision"),
+}  # fmt: skip
+_OPERATION_WORDS = {w: (k,) for k, ws in _OPERATION_SYNONYMS.items() for w in ws}
+_QUANTIFIERS = frozenset({"all", "every"})
+# Two-word verbs: "set up a service" asks to create one, not to update it.
+_OPERATION_PHRASES = {
+    ("set", "up"): "create",
+    ("sign", "up"): "create",
+    ("look", "up"): "read",
+    ("get", "rid"): "delete",
+    ("take", "down"): "delete",
+}
+# A verb names the action resource formed from it: evict → eviction, bind → binding.
+_NOUN_SUFFIXES = ("ion", "ing", "ment")
+
+
+def operation_kinds(word: str) -> tuple[str, ...]:
+    """Operation kinds a user's verb stands for: ``add`` → ``("create",)``.
+
+    A verb that also names an action (``buy``, ``send``, ``release``) stands for that
+    action too: ``POST /numbers/{id}/release`` is an answer to "release a number".
+    """
+    w = word.strip().lower()
+    if not w:
+        return ()
+    kinds = _OPERATION_WORDS.get(w, (w,))
+    return kinds if w in kinds or w not in ACTION_VERBS else (*kinds, w)
+
+
+def asked_kinds(tokens: Sequence[str]) -> frozenset[str]:
+    """Operation kinds the verbs of a question stand for, two-word verbs first."""
+    words = [t.lower() for t in tokens]
+    asked: set[str] = set()
+    i = 0
+    while i < len(words):
+        pair = _OPERATION_PHRASES.get(tuple(words[i : i + 2]))  # type: ignore[arg-type]
+        if pair:
+            asked.add(pair)
+            i += 2
+            continue
+        asked.update(operation_kinds(words[i]))
+        i += 1
+    if not asked & {"create", "update", "delete"} and any(w in _QUANTIFIERS for w in words):
+        asked.add("list")  # "all pods" asks for a list, "delete all pods" does not
+    return frozenset(asked)
+
+
+def noun_forms(word: str) -> tuple[str, ...]:
+    """Nouns a verb forms with a common suffix: ``evict`` → ``eviction``, ``evicting``…"""
+    w = word.lower()
+    if len(w) < 4:
+        return ()
+    stems = (w, w[:-1]) if w.endswith("e") else (w,)
+    return tuple(s + suffix for s in stems for suffix in _NOUN_SUFFIXES)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryNouns:
+    """The nouns of a question, to tell which resources it names.
+
+    ``names``: every word and every run of two or three adjacent words run together,
+    the last word singular (``config map`` → ``configmap``). ``plural``: those whose
+    last word was plural in the question ("nodes", "phone numbers").
+    """
+
+    names: frozenset[str]
+    plural: frozenset[str]
+    derived: frozenset[str] = frozenset()  # nouns formed from the question's verbs
+
+    @classmethod
+    def of(cls, tokens: Sequence[str]) -> QueryNouns:
+        words = [w for t in tokens for w in split_words(t)]
+        names: set[str] = set()
+        plural: set[str] = set()
+        for end in range(len(words)):
+            last = singular(words[end])
+            for start in range(max(0, end - 2), end + 1):
+                name = "".join(words[start:end]) + last
+                names.add(name)
+                if last != words[end]:
+                    plural.add(name)
+        derived = {n for w in words for n in noun_forms(w)} - names
+        return cls(frozenset(names), frozenset(plural), frozenset(derived))
+
+    def naming(self, resource: str) -> str:
+        """How the question names ``resource`` (a resource key): "whole" (its whole name:
+        "job" names ``job``), "end" ("job" names ``cron_job``, "number" names
+        ``incoming_phone_number``), "verb" (a verb forms it: "evict" names ``eviction``)
+        or ""."""
+        squashed = resource.replace("_", "")
+        if squashed in self.names:
+            return "whole"
+        if squashed in self.derived:
+            return "verb"
+        return "end" if self.names_resource(resource) else ""
+
+    def names_resource(self, resource: str) -> str:
+        """ "plural", "singular" or "" as the question names ``resource`` (a resource key).
+
+        A name counts when it is the resource's whole name or its end: "number" and
+        "phone number" name ``incoming_phone_number``, "map" and "config map" ``configmap``.
+        """
+        squashed = resource.replace("_", "")
+        found = ""
+        for name in self.names:
+            if len(name) > 2 and squashed.endswith(name):
+                if name in self.plural:
+                    found = "plural"
+                else:
+                    return "singular"
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class OperationFit:
+    """How an operation fits a question: see :func:`operation_fit`."""
+
+    kind: bool  # the question asks for the operation's kind
+    resource: bool  # the question names the resource the operation acts on
+    unnamed_parents: int  # enclosing resources the question does not name
+    whole: bool = False  # ...by its whole name, not only its last words
+
+
+def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
+    """How well the operation ``kind`` on ``path`` answers a question of ``tokens``.
+
+    ``kind``: a verb of the question stands for the operation's kind ("add" → create,
+    "set up" → create), the question names the resource in the plural ("which
+    nodes…") and the operation lists it, or a verb of the question forms the
+    resource's name ("evict a pod" → ``…/pods/{name}/eviction``). ``resource``: the
+    question names the resource acted on; ``whole``: by its whole name ("job" names
+    ``job`` whole and ``cron_job`` only by its end). ``unnamed_parents``: resources the
+    path nests the operation under that the question does not name; of two otherwise
+    equal answers, the less nested one is the likelier (``/Conversations/{sid}/Messages``
+    over ``/Services/{sid}/Conversations/{sid}/Messages`` for "post a message into a
+    conversation").
+    """
+    return _operation_fit(tuple(tokens), path, kind)
+
+
+@lru_cache(maxsize=16384)
+def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFit:
+    """:func:`operation_fit`, cached: the engine asks for every candidate, twice in
+    hybrid mode."""
+    nouns = _nouns(tokens)
+    asked = set(_asked(tokens))
+    resources = _path_resources(path)
+    naming = nouns.naming(resources[-1]) if resources else ""
+    if (
+        naming
+        and kind == "list"
+        and nouns.names_resource(resources[-1]) == "plural"
+        and not asked & {"create", "update", "delete"}  # "delete all pods" is no list
+    ):
+        asked.add("list")
+    parents = sum(1 for r in resources[:-1] if not nouns.names_resource(r))
+    if naming == "verb":  # the verb names the action resource: asked for, by name
+        return OperationFit(True, True, parents, True)
+    return OperationFit(kind in asked, bool(naming), parents, naming == "whole")
+
+
+@lru_cache(maxsize=64)
+def _nouns(tokens: tuple[str, ...]) -> QueryNouns:
+    return QueryNouns.of(tokens)
+
+
+@lru_cache(maxsize=64)
+def _asked(tokens: tuple[str, ...]) -> frozenset[str]:
+    return asked_kinds(tokens)
+
+
+@lru_cache(maxsize=8192)
+def _path_resources(path: str) -> tuple[str, ...]:
+    return tuple(path_resources(path))
+
+
+__all__ = [
+    "ACTION_VERBS",
+    "CRUD_KINDS",
+    "HTTP_METHODS",
+    "PREFIX_WORDS",
+    "OperationFit",
+    "QueryNouns",
+    "asked_kinds",
+    "is_action",
+    "is_param",
+    "is_plural",
+    "is_version",
+    "noun_forms",
+    "operation_fit",
+    "operation_kind",
+    "operation_kinds",
+    "path_resources",
+    "path_segments",
+    "resource_key",
+    "singular",
+    "split_words",
+]
