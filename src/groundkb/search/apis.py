@@ -8,6 +8,10 @@ Built from the document summaries whenever the index changes:
   operation mentions "namespace". :meth:`ApiIndex.named_by` returns the operations
   whose own resource the question names (its whole name, its last words, or a noun
   formed from one of its verbs), for the engine to score beside the keyword candidates.
+- **How an operation fits the question.** :func:`operation_factor` turns
+  ``apinames.operation_fit`` (the kind asked for, the resource named, enclosing
+  resources not named) and supersession into the factor the engine multiplies an API
+  operation's rank by.
 - **Superseded versions.** An index often holds several versions of one API
   (``twilio_studio_v1`` and ``twilio_studio_v2``; ``/apis/autoscaling/v1`` and
   ``/apis/autoscaling/v2``), with the same operations in each. A question that does not
@@ -21,8 +25,20 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ..apinames import QueryNouns, is_param, is_version, path_resources, path_segments
+from ..apinames import (
+    QueryNouns,
+    is_param,
+    is_version,
+    operation_fit,
+    path_resources,
+    path_segments,
+)
+from ..models import Filters
 from ..store.base import DocSummary
+
+PARENT_FACTOR = 0.85  # per enclosing resource the query does not name
+RESOURCE_FACTOR = 1.25  # the query names the resource acted on
+SUPERSEDED_FACTOR = 0.98  # a newer version of the same operation exists: a tie-breaker
 
 # "v2", "v2beta1", "v1alpha3", "2010-04-01": stable above beta above alpha.
 _VERSION_PARTS = re.compile(r"^v?(\d+)(?:(alpha|beta|preview)(\d*))?$", re.I)
@@ -106,8 +122,11 @@ class ApiIndex:
         index.superseded = frozenset(superseded)
         return index
 
-    def named_by(self, tokens: Sequence[str], limit: int) -> list[DocSummary]:
-        """Operations whose own resource the question names, whole names first."""
+    def named_by(
+        self, tokens: Sequence[str], limit: int, filters: Filters | None = None
+    ) -> list[DocSummary]:
+        """Operations whose own resource the question names, whole names first; only
+        those ``filters`` allow."""
         if not self.by_name:
             return []
         nouns = QueryNouns.of(tokens)
@@ -121,9 +140,43 @@ class ApiIndex:
         seen: set[str] = set()
         out: list[DocSummary] = []
         for doc_id in (*whole, *partial):
-            if doc_id not in seen:
-                seen.add(doc_id)
-                out.append(self.summaries[doc_id])
-                if len(out) >= limit:
-                    break
+            if doc_id in seen:
+                continue
+            seen.add(doc_id)
+            d = self.summaries[doc_id]
+            if filters is not None and not _allowed(d, filters):
+                continue
+            out.append(d)
+            if len(out) >= limit:
+                break
         return out
+
+
+def _allowed(d: DocSummary, filters: Filters) -> bool:
+    return (
+        (not filters.types or d.type in filters.types)
+        and (not filters.categories or d.category in filters.categories)
+        and (not filters.sources or d.source in filters.sources)
+    )
+
+
+def operation_factor(
+    tokens: Sequence[str], doc: DocSummary, superseded: bool, kind_boost: float
+) -> float:
+    """Rank factor of the API operation ``doc`` for a question of ``tokens``.
+
+    × (1 + kind_boost) when the question asks for its kind ("create a room": the
+    operation that creates, not one that lists), × RESOURCE_FACTOR when it names the
+    resource acted on, × PARENT_FACTOR per enclosing resource it does not name, and
+    × SUPERSEDED_FACTOR when a newer version of its API has the same operation.
+    """
+    path = doc.id.partition(" ")[2]  # api document ids are "{spec}:{METHOD} {path}"
+    fit = operation_fit(tokens, path, doc.operation_kind)
+    factor = PARENT_FACTOR**fit.unnamed_parents
+    if fit.kind:
+        factor *= 1 + kind_boost
+    if fit.resource:
+        factor *= RESOURCE_FACTOR
+    if superseded:
+        factor *= SUPERSEDED_FACTOR
+    return factor

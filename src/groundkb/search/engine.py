@@ -11,13 +11,7 @@ Ranking (documented in docs/ranking.md):
     boost           = 2·title_phrase_boost when the query phrase equals the title or an
                       alias, title_phrase_boost when a multi-word query phrase is in one
 
-Evidence score, in [0, 1] and comparable across corpora:
-
-    score(chunk)    = Σ_clauses idf(c) · field_factor(c) · match_factor(c) / Σ_clauses idf(c)
-    field_factor    = 1.0 title or alias, 0.8 keywords, 0.7 header path, 0.4 body, 0 absent
-    match_factor    = 1.0 the word or its stem, 0.9 the stem of a known term, 0.8 typo fix,
-                      0.5 synonym
-    score           = 1.0 × match_factor when the query phrase equals the title or an alias
+The evidence score of a hit is computed in ``evidence.py``.
 """
 
 from __future__ import annotations
@@ -42,13 +36,21 @@ from ..analyze.text import (
     stem,
     tokenize,
 )
-from ..apinames import operation_fit
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
 from ..settings import Settings
 from ..store.base import DocSummary, KeywordMatch, KeywordQuery, Store
-from .apis import ApiIndex
+from .apis import ApiIndex, operation_factor
 from .commands import CommandIndex, CommandMatch
+from .evidence import (
+    FIELD_FACTOR,
+    MATCH_FACTOR,
+    citation,
+    contains,
+    score_evidence,
+    snippet,
+    stemmed_aliases,
+)
 from .verdict import Scored, decide, semantic_verdict
 
 if TYPE_CHECKING:
@@ -58,11 +60,6 @@ log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
 MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
-FIELD_FACTOR = {"title": 1.0, "aliases": 1.0, "keywords": 0.8, "header": 0.7, "body": 0.4}
-MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "typo": 0.8, "synonym": 0.5}
-PARENT_FACTOR = 0.85  # API operations: per enclosing resource the query does not name
-RESOURCE_FACTOR = 1.25  # API operations: the query names the resource acted on
-SUPERSEDED_FACTOR = 0.98  # API operations: a newer version of the same operation exists
 _SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
 
 
@@ -92,12 +89,6 @@ def _known_terms(docs: Sequence[DocSummary]) -> frozenset[str]:
         for text in (*d.aliases, *d.keywords, d.command):
             terms.update(tokenize(text))
     return frozenset(terms)
-
-
-def _contains(haystack: str, needle: tuple[str, ...]) -> bool:
-    if len(needle) == 1:
-        return needle[0] in haystack.split()
-    return f" {' '.join(needle)} " in f" {haystack} "
 
 
 class Searcher:
@@ -338,17 +329,9 @@ class Searcher:
     ) -> list[KeywordMatch]:
         """API operations on the resources the query names that keyword search missed
         (see ``search/apis.py``), as candidates of their own."""
-        apis = self._current().apis
         seen = {m.doc_id for m in have}
-        wanted = [
-            f"{d.id}#0"
-            for d in apis.named_by(parsed.tokens, limit)
-            if d.id not in seen
-            and (not filters.types or d.type in filters.types)
-            and (not filters.categories or d.category in filters.categories)
-            and (not filters.sources or d.source in filters.sources)
-        ]
-        return self.store.matches(wanted)
+        wanted = self._current().apis.named_by(parsed.tokens, limit, filters)
+        return self.store.matches([f"{d.id}#0" for d in wanted if d.id not in seen])
 
     def _fuse(
         self,
@@ -460,14 +443,14 @@ class Searcher:
         exact = ""
         in_title = False
         if phrase:
-            aliases = _aliases(m)
+            aliases = stemmed_aliases(m)
             title = m.fields["title"]
             title_tokens = tuple(t for t in title.split() if t not in self.analyzer.stop_words)
             if title_tokens == phrase:
                 exact = "title"
             elif any(tuple(a.split()) == phrase for a in aliases):
                 exact = "alias"
-            in_title = len(phrase) > 1 and any(_contains(t, phrase) for t in (title, *aliases))
+            in_title = len(phrase) > 1 and any(contains(t, phrase) for t in (title, *aliases))
         boost = self.settings.title_phrase_boost
         rank = m.score * (1 + (2 * boost if exact else boost if in_title else 0.0))
         if m.doc.operation_kind:
@@ -475,86 +458,16 @@ class Searcher:
         return rank, m, exact, in_title
 
     def _operation_factor(self, m: KeywordMatch, parsed: ParsedQuery) -> float:
-        """Rank factor of an API operation for the query (see ``apinames.operation_fit``).
-
-        × (1 + boost) when the query asks for its kind ("create a room": the operation
-        that creates, not one that lists), × RESOURCE_FACTOR when it names the resource
-        acted on, × PARENT_FACTOR per enclosing resource it does not name, and
-        × SUPERSEDED_FACTOR when a newer version of its API has the same operation.
-        """
-        path = m.doc.id.partition(" ")[2]  # api document ids are "{spec}:{METHOD} {path}"
-        fit = operation_fit(parsed.tokens, path, m.doc.operation_kind)
-        factor = PARENT_FACTOR**fit.unnamed_parents
-        if fit.kind:
-            factor *= 1 + self.settings.title_phrase_boost
-        if fit.resource:
-            factor *= RESOURCE_FACTOR
-        if m.doc_id in self._current().apis.superseded:
-            factor *= SUPERSEDED_FACTOR
-        return factor
-
-    def _score(self, r: _Ranked, parsed: ParsedQuery, clause_weights: list[float]) -> Scored:
-        rank, m, exact, in_title = r
-        total = 0.0
-        got = 0.0
-        matched: list[str] = []
-        explain: list[str] = []
-        guard = False
-        best_kind_factor = 1.0
-        name_factor = self._name_factor(m, parsed)
-        for clause, weight in zip(parsed.clauses, clause_weights, strict=True):
-            total += weight
-            best = 0.0
-            where = ""
-            via: Alternative | None = None
-            for alt in clause.alternatives:
-                for field, factor in FIELD_FACTOR.items():
-                    if field in ("title", "aliases"):
-                        factor = name_factor
-                    if factor * MATCH_FACTOR[alt.kind] > best and _contains(
-                        m.fields[field], alt.tokens
-                    ):
-                        best = factor * MATCH_FACTOR[alt.kind]
-                        where, via = field, alt
-            if via is not None:
-                got += weight * best
-                matched.append(clause.original)
-                if where in ("title", "aliases", "keywords", "header"):
-                    guard = True
-                shown = " ".join(via.tokens)
-                note = (
-                    f"{where}: {clause.original}"
-                    if via.kind == "exact" and len(clause.alternatives) == 1
-                    else (f"{where}: {clause.original} → {shown} ({via.kind})")
-                )
-                explain.append(note)
-                best_kind_factor = min(best_kind_factor, MATCH_FACTOR[via.kind])
-        score = got / total if total else 0.0
-        if exact and len(matched) == len(parsed.clauses):
-            score = max(score, best_kind_factor)
-            explain.insert(0, f"exact {exact}")
-        elif in_title:
-            explain.insert(0, "query phrase in title")
-        return Scored(
-            match=m,
-            rank=rank,
-            score=round(min(score, 1.0), 4),
-            matched=tuple(matched),
-            guard=guard,
-            exact=exact,
-            phrase_in_title=in_title or bool(exact),
-            explanation=tuple(explain),
+        """Rank factor of an API operation for the query (see ``apis.operation_factor``)."""
+        return operation_factor(
+            parsed.tokens,
+            m.doc,
+            m.doc_id in self._current().apis.superseded,
+            kind_boost=self.settings.title_phrase_boost,
         )
 
-    def _name_factor(self, m: KeywordMatch, parsed: ParsedQuery) -> float:
-        """0.7 + 0.3 × the share of the title's (or best alias's) words the query covers."""
-        wanted = {t for c in parsed.clauses for a in c.alternatives for t in a.tokens}
-        best = 0.0
-        for name in (m.fields["title"], *_aliases(m)):
-            words = [t for t in name.split() if t not in self.analyzer.stop_words]
-            if words:
-                best = max(best, sum(1 for t in words if t in wanted) / len(words))
-        return 0.7 + 0.3 * best
+    def _score(self, r: _Ranked, parsed: ParsedQuery, clause_weights: list[float]) -> Scored:
+        return score_evidence(*r, parsed, clause_weights, self.analyzer.stop_words)
 
     @staticmethod
     def _dedupe(scored: Sequence[Scored], limit: int, per_doc: int) -> list[Scored]:
@@ -700,11 +613,6 @@ def _lead_first(scored: list[Scored]) -> list[Scored]:
     return [*same, *(s for s in scored if s.match.doc_id != top)]
 
 
-def _aliases(m: KeywordMatch) -> list[str]:
-    """The document's aliases as stems, for comparing with a (stemmed) query phrase."""
-    return [" ".join(stem(t) for t in tokenize(a)) for a in m.doc.aliases]
-
-
 def _distinct_titles(scored: Sequence[Scored], n: int) -> tuple[str, ...]:
     out: list[str] = []
     for s in scored:
@@ -713,38 +621,3 @@ def _distinct_titles(scored: Sequence[Scored], n: int) -> tuple[str, ...]:
         if len(out) >= n:
             break
     return tuple(out)
-
-
-def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
-    """The window of ``text`` with the most matched terms, about ``width`` characters."""
-    flat = " ".join(text.split())
-    if len(flat) <= width:
-        return flat
-    words = {w for t in terms for w in tokenize(t)}
-    if not words:
-        return flat[:width].rsplit(" ", 1)[0] + "…"
-    forms = sorted(words | {w + "s" for w in words}, key=len, reverse=True)
-    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, forms)) + r")(?![^\W_])", re.I)
-    # Offsets of matched words; the best window starts at one of them.
-    starts = [m.start() for m in pattern.finditer(flat)]
-    best, best_at = 0, 0
-    j = 0
-    for i, start in enumerate(starts):
-        j = max(j, i)
-        while j < len(starts) and starts[j] < start + width:
-            j += 1
-        if j - i > best:
-            best, best_at = j - i, start
-    if best_at:  # begin at a word boundary a little before the first match
-        back = flat.rfind(" ", 0, max(0, best_at - 40))
-        best_at = back + 1 if back >= 0 else 0
-    cut = flat[best_at : best_at + width].rsplit(" ", 1)[0]
-    return ("…" if best_at else "") + cut + "…"
-
-
-def citation(doc: DocSummary, header_path: str) -> str:
-    base = doc.uri or f"{doc.source}:{doc.origin or doc.id}"
-    last = header_path.rsplit(" > ", 1)[-1] if header_path else ""
-    if last and last != doc.title and "#" not in base:  # an entry's uri already has one
-        return f"{base}#{'-'.join(tokenize(last))}"
-    return base

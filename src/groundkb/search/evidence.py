@@ -1,0 +1,153 @@
+"""The evidence for a hit: its score, matched terms and explanation, the snippet around
+its matched terms, and its citation.
+
+Evidence score, in [0, 1] and comparable across corpora:
+
+    score(chunk)    = Σ_clauses idf(c) · field_factor(c) · match_factor(c) / Σ_clauses idf(c)
+    field_factor    = 1.0 title or alias, 0.8 keywords, 0.7 header path, 0.4 body, 0 absent
+                      (title and alias: 0.7 + 0.3 × the share of the name the query covers)
+    match_factor    = 1.0 the word or its stem, 0.9 the stem of a known term, 0.8 typo fix,
+                      0.5 synonym
+    score           = 1.0 × match_factor when the query phrase equals the title or an alias
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..analyze.text import Alternative, ParsedQuery, stem, tokenize
+from ..store.base import DocSummary, KeywordMatch
+from .verdict import Scored
+
+FIELD_FACTOR = {"title": 1.0, "aliases": 1.0, "keywords": 0.8, "header": 0.7, "body": 0.4}
+MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "typo": 0.8, "synonym": 0.5}
+
+
+def contains(haystack: str, needle: tuple[str, ...]) -> bool:
+    """Whether the analyzed field ``haystack`` holds the token sequence ``needle``."""
+    if len(needle) == 1:
+        return needle[0] in haystack.split()
+    return f" {' '.join(needle)} " in f" {haystack} "
+
+
+def stemmed_aliases(m: KeywordMatch) -> list[str]:
+    """The document's aliases as stems, for comparing with a (stemmed) query phrase."""
+    return [" ".join(stem(t) for t in tokenize(a)) for a in m.doc.aliases]
+
+
+def score_evidence(
+    rank: float,
+    m: KeywordMatch,
+    exact: str,
+    in_title: bool,
+    parsed: ParsedQuery,
+    clause_weights: Sequence[float],
+    stop_words: frozenset[str],
+) -> Scored:
+    """The evidence for a ranked candidate: score, matched terms, explanation (above)."""
+    total = 0.0
+    got = 0.0
+    matched: list[str] = []
+    explain: list[str] = []
+    guard = False
+    best_kind_factor = 1.0
+    name_factor = _name_factor(m, parsed, stop_words)
+    for clause, weight in zip(parsed.clauses, clause_weights, strict=True):
+        total += weight
+        best = 0.0
+        where = ""
+        via: Alternative | None = None
+        for alt in clause.alternatives:
+            for field, factor in FIELD_FACTOR.items():
+                if field in ("title", "aliases"):
+                    factor = name_factor
+                if factor * MATCH_FACTOR[alt.kind] > best and contains(m.fields[field], alt.tokens):
+                    best = factor * MATCH_FACTOR[alt.kind]
+                    where, via = field, alt
+        if via is not None:
+            got += weight * best
+            matched.append(clause.original)
+            if where in ("title", "aliases", "keywords", "header"):
+                guard = True
+            shown = " ".join(via.tokens)
+            note = (
+                f"{where}: {clause.original}"
+                if via.kind == "exact" and len(clause.alternatives) == 1
+                else (f"{where}: {clause.original} → {shown} ({via.kind})")
+            )
+            explain.append(note)
+            best_kind_factor = min(best_kind_factor, MATCH_FACTOR[via.kind])
+    score = got / total if total else 0.0
+    if exact and len(matched) == len(parsed.clauses):
+        score = max(score, best_kind_factor)
+        explain.insert(0, f"exact {exact}")
+    elif in_title:
+        explain.insert(0, "query phrase in title")
+    return Scored(
+        match=m,
+        rank=rank,
+        score=round(min(score, 1.0), 4),
+        matched=tuple(matched),
+        guard=guard,
+        exact=exact,
+        phrase_in_title=in_title or bool(exact),
+        explanation=tuple(explain),
+    )
+
+
+def _name_factor(m: KeywordMatch, parsed: ParsedQuery, stop_words: frozenset[str]) -> float:
+    """0.7 + 0.3 × the share of the title's (or best alias's) words the query covers."""
+    wanted = {t for c in parsed.clauses for a in c.alternatives for t in a.tokens}
+    best = 0.0
+    for name in (m.fields["title"], *stemmed_aliases(m)):
+        words = [t for t in name.split() if t not in stop_words]
+        if words:
+            best = max(best, sum(1 for t in words if t in wanted) / len(words))
+    return 0.7 + 0.3 * best
+
+
+def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
+    """The window of ``text`` with the most matched terms, about ``width`` characters."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    words = {w for t in terms for w in tokenize(t)}
+    if not words:
+        return flat[:width].rsplit(" ", 1)[0] + "…"
+    forms = sorted(words | {w + "s" for w in words}, key=len, reverse=True)
+    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, forms)) + r")(?![^\W_])", re.I)
+    # Offsets of matched words; the best window starts at one of them.
+    starts = [m.start() for m in pattern.finditer(flat)]
+    best, best_at = 0, 0
+    j = 0
+    for i, start in enumerate(starts):
+        j = max(j, i)
+        while j < len(starts) and starts[j] < start + width:
+            j += 1
+        if j - i > best:
+            best, best_at = j - i, start
+    if best_at:  # begin at a word boundary a little before the first match
+        back = flat.rfind(" ", 0, max(0, best_at - 40))
+        best_at = back + 1 if back >= 0 else 0
+    cut = flat[best_at : best_at + width].rsplit(" ", 1)[0]
+    return ("…" if best_at else "") + cut + "…"
+
+
+def citation(doc: DocSummary, header_path: str) -> str:
+    base = doc.uri or f"{doc.source}:{doc.origin or doc.id}"
+    last = header_path.rsplit(" > ", 1)[-1] if header_path else ""
+    if last and last != doc.title and "#" not in base:  # an entry's uri already has one
+        return f"{base}#{'-'.join(tokenize(last))}"
+    return base
+
+
+__all__ = [
+    "FIELD_FACTOR",
+    "MATCH_FACTOR",
+    "citation",
+    "contains",
+    "score_evidence",
+    "snippet",
+    "stemmed_aliases",
+]
