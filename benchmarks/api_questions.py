@@ -13,7 +13,8 @@ throwaway knowledge base.
     python benchmarks/api_questions.py [--distractors] [--verbose]
 
 ``--distractors`` also ingests the Stripe and GitHub specs into the searched knowledge
-base. Prints a table and writes ``benchmarks/results/api_questions.json``.
+base. Prints a table and writes ``benchmarks/results/api_questions.json`` (or
+``api_questions_distractors.json``).
 """
 
 from __future__ import annotations
@@ -129,8 +130,9 @@ def main() -> int:
         summary[mode] = {
             name: summarize(f"{mode}, {name}", rows, args.verbose) for name, rows in sets.items()
         }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
+    out = RESULTS.with_name("api_questions_distractors.json") if args.distractors else RESULTS
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
         json.dumps(
             {
                 "machine": f"{platform.machine()} python {platform.python_version()}",
@@ -145,7 +147,7 @@ def main() -> int:
         + "\n",
         encoding="utf-8",
     )
-    print(f"\nwrote {RESULTS.relative_to(HERE.parent)}")
+    print(f"\nwrote {out.relative_to(HERE.parent)}")
     return 0
 
 

@@ -140,6 +140,18 @@ def main() -> None:
                         f"| {mode} | {set_name} | {name} | {g['hit@1']:.3f} | {g['hit@5']:.3f}"
                         f" | {g['answer']:.3f} |"
                     )
+        distracted, dwhen = load("api_questions_distractors.json")
+        if distracted:
+            cells = [
+                f"{mode} {set_name} {groups['all']['hit@1']:.3f} / {groups['all']['hit@5']:.3f}"
+                for mode, sets in distracted["summary"].items()
+                for set_name, groups in sets.items()
+            ]
+            lines += [
+                "",
+                f"With the Stripe and GitHub specs in the same index (`--distractors`, {dwhen}),"
+                " hit@1 / hit@5: " + "; ".join(cells) + ".",
+            ]
         gh = api["github_ingest"]
         lines += [
             "",
