@@ -371,7 +371,7 @@ def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
 def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFit:
     """:func:`operation_fit`, cached: the engine asks for every candidate, twice in
     hybrid mode."""
-    nouns = _nouns(tokens)
+    nouns = query_nouns(tokens)
     asked = set(_asked(tokens))
     resources = _path_resources(path)
     naming = nouns.naming(resources[-1]) if resources else ""
@@ -389,7 +389,8 @@ def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFi
 
 
 @lru_cache(maxsize=64)
-def _nouns(tokens: tuple[str, ...]) -> QueryNouns:
+def query_nouns(tokens: tuple[str, ...]) -> QueryNouns:
+    """:meth:`QueryNouns.of`, cached: one question is looked at once per candidate."""
     return QueryNouns.of(tokens)
 
 
@@ -421,6 +422,7 @@ __all__ = [
     "operation_kinds",
     "path_resources",
     "path_segments",
+    "query_nouns",
     "resource_key",
     "singular",
     "split_words",

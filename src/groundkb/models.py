@@ -115,6 +115,14 @@ class Filters:
     def is_empty(self) -> bool:
         return not (self.types or self.categories or self.sources)
 
+    def allows(self, type: str, category: str, source: str) -> bool:
+        """Whether a document of this type, category and source passes."""
+        return (
+            (not self.types or type in self.types)
+            and (not self.categories or category in self.categories)
+            and (not self.sources or source in self.sources)
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Hit:

@@ -26,12 +26,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..apinames import (
-    QueryNouns,
     is_param,
     is_version,
     operation_fit,
     path_resources,
     path_segments,
+    query_nouns,
 )
 from ..models import Filters
 from ..store.base import DocSummary
@@ -129,7 +129,7 @@ class ApiIndex:
         those ``filters`` allow."""
         if not self.by_name:
             return []
-        nouns = QueryNouns.of(tokens)
+        nouns = query_nouns(tuple(tokens))
         whole: list[str] = []
         partial: list[str] = []
         for name in sorted(nouns.names | nouns.derived, key=len, reverse=True):
@@ -144,20 +144,12 @@ class ApiIndex:
                 continue
             seen.add(doc_id)
             d = self.summaries[doc_id]
-            if filters is not None and not _allowed(d, filters):
+            if filters is not None and not filters.allows(d.type, d.category, d.source):
                 continue
             out.append(d)
             if len(out) >= limit:
                 break
         return out
-
-
-def _allowed(d: DocSummary, filters: Filters) -> bool:
-    return (
-        (not filters.types or d.type in filters.types)
-        and (not filters.categories or d.category in filters.categories)
-        and (not filters.sources or d.source in filters.sources)
-    )
 
 
 def operation_factor(

@@ -278,7 +278,7 @@ def endpoint(ctx: click.Context, path: str, method: str | None, as_json: bool) -
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_context
 def endpoints(ctx: click.Context, resource: str, operation: str | None, as_json: bool) -> None:
-    """Find API operations on RESOURCE, optionally of one OPERATION kind (create, list, ...)."""
+    """Find API operations on RESOURCE, optionally of one OPERATION (create, add, set up, ...)."""
     from .render import to_json
 
     with _kb(ctx) as kb:
