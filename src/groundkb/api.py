@@ -60,7 +60,7 @@ class KnowledgeBase:
         self._embedder_opened = False
         self._embed_lock = threading.Lock()
         self.searcher = Searcher(store, self.settings, self.analyzer, self.embedder)
-        self._graph: tuple[int, APIGraph] | None = None
+        self._graph: tuple[str, APIGraph] | None = None
 
     @classmethod
     def open(
@@ -75,7 +75,10 @@ class KnowledgeBase:
             settings = settings.replace(**overrides)
         if location is not None:
             settings = settings.replace(db=os.fspath(location))
-        return cls(open_store(settings.db), settings)
+        store = open_store(
+            settings.db, pool_size=settings.db_pool_size, timeout=settings.db_timeout
+        )
+        return cls(store, settings)
 
     def close(self) -> None:
         self.store.close()
@@ -227,7 +230,7 @@ class KnowledgeBase:
     def delete(self, doc_ids: Sequence[str] = (), source: str | None = None) -> int:
         """Delete documents by id, or a whole source; returns documents deleted."""
         if source is not None:
-            if self.store.get_source(source) is None:
+            if source not in {s.source.name for s in self.store.sources()}:
                 raise NotFound(f"no source named {source!r}")
             return self.store.delete_source(source)
         return self.store.delete_documents(doc_ids)
@@ -250,14 +253,14 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ lookup
     def get(self, doc_id: str) -> Document:
-        doc = self.store.get_document(doc_id)
-        if doc is None:
+        found = self.store.documents([doc_id])
+        if not found:
             raise NotFound(f"no document with id {doc_id!r}")
-        return doc
+        return found[0]
 
     def chunks(self, doc_id: str) -> list[Chunk]:
         self.get(doc_id)
-        return self.store.get_chunks(doc_id)
+        return self.store.chunks([doc_id])
 
     def get_command(self, command: str) -> Document:
         """The command document whose exact name or alias is ``command``; NotFound otherwise."""
@@ -283,11 +286,11 @@ class KnowledgeBase:
     # -------------------------------------------------------------------- APIs
     def api_graph(self) -> APIGraph:
         """The graph of every ``api`` document, rebuilt when the index changes."""
-        gen = self.store.generation()
-        if self._graph is None or self._graph[0] != gen:
+        token = self.store.change_token()
+        if self._graph is None or self._graph[0] != token:
             summaries = self.store.list_documents(Filters(types=("api",)), limit=10**9)
-            docs = [d for s in summaries if (d := self.store.get_document(s.id)) is not None]
-            self._graph = (gen, APIGraph.build(docs))
+            docs = self.store.documents([s.id for s in summaries])
+            self._graph = (token, APIGraph.build(docs))
         return self._graph[1]
 
     def get_api_endpoint(self, path: str, method: str | None = None) -> EndpointLookup:

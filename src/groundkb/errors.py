@@ -12,6 +12,7 @@ Every error has a stable machine-readable ``code`` and an HTTP ``status``; the s
     ├── ConfigError           unreadable or invalid settings                   400
     ├── MissingDependency     an optional package is not installed             501
     └── StoreError            the store failed (locked, corrupt, disk full)    503
+        └── StoreUnavailable  the database cannot be reached now; retry later  503
 """
 
 from __future__ import annotations
@@ -77,4 +78,12 @@ class MissingDependency(GroundKBError):
 
 class StoreError(GroundKBError):
     code = "store_error"
+    status = 503
+
+
+class StoreUnavailable(StoreError):
+    """The database server cannot be reached (down, restarting, network); a later call
+    may succeed without any change on the caller's side."""
+
+    code = "store_unavailable"
     status = 503

@@ -27,7 +27,14 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("db", str, "groundkb.db", "Index location: a SQLite file path."),
+    Setting(
+        "db",
+        str,
+        "groundkb.db",
+        "Index location: a SQLite file path, or a postgresql:// URL (also GROUNDKB_DATABASE_URL).",
+    ),
+    Setting("db_pool_size", int, 10, "PostgreSQL: most connections per process."),
+    Setting("db_timeout", float, 10.0, "PostgreSQL: seconds to connect or wait for a connection."),
     Setting("synonyms", str, "", "Synonyms file (Solr format) added to the built-in rules."),
     Setting("default_synonyms", bool, True, "Use the built-in synonyms (get/list/show, ...)."),
     Setting("max_chunk_tokens", int, 500, "Largest chunk, in estimated tokens."),
@@ -69,11 +76,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log_level", str, "warning", "Logging level of the shells (debug, info, ...)."),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
+DATABASE_URL_ENV = "GROUNDKB_DATABASE_URL"  # same as GROUNDKB_DB, which wins if both are set
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     db: str = "groundkb.db"
+    db_pool_size: int = 10
+    db_timeout: float = 10.0
     synonyms: str = ""
     default_synonyms: bool = True
     max_chunk_tokens: int = 500
@@ -170,10 +180,13 @@ def load_settings(
                 raise ConfigError(f"{path}: unknown setting {key!r}")
             values[key] = _coerce(key, value)
         for key in ("db", "synonyms"):  # paths in the file are relative to the file
-            if values.get(key) and not Path(values[key]).is_absolute():
+            value = values.get(key)
+            if value and "://" not in value and not Path(value).is_absolute():
                 values[key] = str(path.parent / values[key])
     elif config:
         raise ConfigError(f"config file {path} does not exist")
+    if env.get(DATABASE_URL_ENV):  # the conventional name for a database URL
+        values["db"] = env[DATABASE_URL_ENV]
     for spec in SETTINGS:
         key = "GROUNDKB_" + spec.name.upper()
         if key in env:

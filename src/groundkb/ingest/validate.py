@@ -64,6 +64,12 @@ def _summaries(store: Store, filters: Filters) -> Iterator[DocSummary]:
         offset += _PAGE
 
 
+def _documents(store: Store, summaries: Sequence[DocSummary]) -> Iterator[Document]:
+    """The full documents, a page at a time; ones deleted meanwhile are skipped."""
+    for i in range(0, len(summaries), _PAGE):
+        yield from store.documents([s.id for s in summaries[i : i + _PAGE]])
+
+
 def _where(doc: DocSummary | Document) -> str:
     return f"{doc.source}:{doc.origin or doc.id}"
 
@@ -90,12 +96,9 @@ def validate_store(store: Store, sources: Sequence[str] = ()) -> list[Problem]:
                             f"ids differ only in case or spaces: {ids}")
                 )  # fmt: skip
 
-    commands: dict[tuple[str, str, str], list[DocSummary]] = {}
+    commands: dict[tuple[str, str, str], list[Document]] = {}
     endpoints: dict[tuple[str, str, str, str], list[str]] = {}
-    for summary in checked:
-        doc = store.get_document(summary.id)
-        if doc is None:  # deleted meanwhile
-            continue
+    for doc in _documents(store, checked):
         where = _where(doc)
         for rel in doc.related_ids:
             if rel not in known:
@@ -110,7 +113,7 @@ def validate_store(store: Store, sources: Sequence[str] = ()) -> list[Problem]:
                 )
             if doc.command:
                 key = (doc.source, doc.category, " ".join(doc.command.lower().split()))
-                commands.setdefault(key, []).append(summary)
+                commands.setdefault(key, []).append(doc)
         if doc.type == "api":
             meta = doc.metadata
             missing = meta.get("has_summary") is False or (
@@ -124,12 +127,12 @@ def validate_store(store: Store, sources: Sequence[str] = ()) -> list[Problem]:
             if method and path:
                 key4 = (doc.source, str(meta.get("spec", "")), method.upper(), path)
                 endpoints.setdefault(key4, []).append(doc.id)
-    for (_, _, name), docs in commands.items():
-        if len(docs) > 1:
-            ids = ", ".join(d.id for d in docs)
-            for d in docs:
+    for (_, _, name), same in commands.items():
+        if len(same) > 1:
+            ids = ", ".join(d.id for d in same)
+            for c in same:
                 problems.append(
-                    Problem("warning", "duplicate_command", d.id, _where(d),
+                    Problem("warning", "duplicate_command", c.id, _where(c),
                             f"command {name!r} is defined by several documents: {ids}")
                 )  # fmt: skip
     for (source, _, method, path), doc_ids in endpoints.items():

@@ -48,7 +48,8 @@ class SourceWriter:
         self.store = store
         self.source = source
         self.location = location
-        self.previous = store.get_source(source)
+        known = {info.source.name: info.source for info in store.sources()}
+        self.previous = known.get(source)
         self.states = store.doc_states(source)
         self.by_origin: dict[str, list[str]] = {}
         for state in self.states.values():

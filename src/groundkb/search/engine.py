@@ -19,13 +19,11 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
-
-from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
+from typing import TYPE_CHECKING
 
 from ..analyze.text import (
     Alternative,
@@ -37,10 +35,11 @@ from ..analyze.text import (
     tokenize,
 )
 from ..errors import InvalidInput
-from ..models import Filters, Hit, SearchResult
+from ..models import Chunk, Filters, Hit, SearchResult
 from ..settings import Settings
-from ..store.base import DocSummary, KeywordMatch, KeywordQuery, Store
+from ..store.base import DocSummary, KeywordMatch, Store
 from .apis import ApiIndex, operation_factor
+from .candidates import candidate_query, correction
 from .commands import CommandIndex, CommandMatch
 from .evidence import (
     FIELD_FACTOR,
@@ -68,11 +67,11 @@ _Ranked = tuple[float, KeywordMatch, str, bool]  # rank, match, exact ("title"/"
 
 @dataclass
 class _Derived:
-    """Data derived from the whole index, rebuilt when the store's generation changes."""
+    """Data derived from the whole index, rebuilt when the store's change token changes;
+    ``df`` fills with the document frequencies of the terms queries use."""
 
-    generation: int
-    vocab: dict[str, int]
-    vocab_terms: list[str]
+    token: str
+    df: dict[str, int]
     n_chunks: int
     avgdl: float
     known_terms: frozenset[str]
@@ -106,31 +105,44 @@ class Searcher:
         self.analyzer = analyzer
         self._embedder = embedder or (lambda: None)
         self._derived: _Derived | None = None
-        self._vectors: Any = None  # search.vectors.VectorIndex, built on first use
+        self._local = threading.local()  # the derived data this thread's search started with
 
     # ------------------------------------------------------------ derived data
     def derived(self) -> _Derived:
-        gen = self.store.generation()
-        if self._derived is None or self._derived.generation != gen:
-            vocab = self.store.vocabulary()
-            rows, avgdl = self.store.row_stats()
+        token = self.store.change_token()
+        if self._derived is None or self._derived.token != token:
+            stats = self.store.term_stats(())
             every = self.store.list_documents(Filters(), limit=10**9)
             commands = [d for d in every if d.type == "command"]
             self._derived = _Derived(
-                generation=gen,
-                vocab=vocab,
-                vocab_terms=[t for t in vocab if len(t) >= 3 and not t.isdigit()],
-                n_chunks=max(1, rows),
-                avgdl=avgdl or 1.0,
+                token=token,
+                df={},
+                n_chunks=max(1, stats.chunks),
+                avgdl=stats.avg_length or 1.0,
                 known_terms=_known_terms(every),
                 commands=CommandIndex(commands),
                 apis=ApiIndex.build(every),
             )
+        self._local.derived = self._derived
         return self._derived
 
     def _current(self) -> _Derived:
         """The derived data checked at the start of this search (no store round trip)."""
-        return self._derived if self._derived is not None else self.derived()
+        current: _Derived | None = getattr(self._local, "derived", None)
+        return current if current is not None else self.derived()
+
+    def _df(self, parsed: ParsedQuery) -> dict[str, int]:
+        """Document frequencies of every term of the query's clauses (one store call for
+        the terms not seen since the index last changed)."""
+        d = self._current()
+        terms = {t for c in parsed.clauses for a in c.alternatives for t in a.tokens}
+        missing = terms - d.df.keys()
+        if missing:
+            # Fetched after the token was read: a write in between may have added chunks,
+            # so a frequency is capped at the chunk count the rest of this data has.
+            fetched = self.store.term_stats(missing).df
+            d.df.update({t: min(n, d.n_chunks) for t, n in fetched.items()})
+        return d.df
 
     # ------------------------------------------------------------------ search
     def search(
@@ -180,8 +192,9 @@ class Searcher:
             return parsed, ""
         clauses: list[Clause] = []
         corrections: dict[str, str] = {}
+        df = self._df(parsed)
         for clause in parsed.clauses:
-            if any(all(t in d.vocab for t in a.tokens) for a in clause.alternatives):
+            if any(all(df.get(t, 0) > 0 for t in a.tokens) for a in clause.alternatives):
                 clauses.append(clause)
                 continue
             word = clause.original
@@ -201,15 +214,9 @@ class Searcher:
     def _correct(self, word: str) -> str | None:
         if len(word) < 4 or word.isdigit():
             return None
-        d = self._current()
         max_edits = 1 if len(word) <= 5 else 2
-        found = process.extract(
-            word, d.vocab_terms, scorer=Levenshtein.distance, score_cutoff=max_edits, limit=25
-        )
-        if not found:
-            return None
-        best = min(found, key=lambda m: (m[1], m[0] not in d.known_terms, -d.vocab[m[0]]))
-        return str(best[0])
+        similar = self.store.similar_terms(word, max_edits)
+        return correction(similar, self._current().known_terms)
 
     # --------------------------------------------------------------- semantic
     def _semantic(
@@ -221,36 +228,33 @@ class Searcher:
             return None, "keyword", ""
         try:
             embedder = self._embedder()
-            if embedder is None:  # keyword-only by configuration: nothing to report
-                return None, "keyword", ""
-            stored = self.store.embedder()
-            if stored is None or stored[0] != embedder.name:
-                have = stored[0] if stored else "no embeddings"
-                return (
-                    None,
-                    "keyword",
-                    (
-                        f"index has {have}, configured embedder is {embedder.name}: "
-                        "run `groundkb reindex`; keyword search only"
-                    ),
-                )
-            index = self._vector_index(stored[1])
-            query = embedder.embed_query(text)
+        except Exception as exc:  # any embedder failure degrades, never fails the search
+            log.warning("opening the embedder failed, searching by keyword: %s", exc)
+            return None, "keyword", f"embedder failed ({exc}); keyword search only"
+        if embedder is None:  # keyword-only by configuration: nothing to report
+            return None, "keyword", ""
+        stored = self.store.embedder()  # a store error is the search's error
+        if stored is None or stored[0] != embedder.name:
+            have = stored[0] if stored else "no embeddings"
+            return (
+                None,
+                "keyword",
+                (
+                    f"index has {have}, configured embedder is {embedder.name}: "
+                    "run `groundkb reindex`; keyword search only"
+                ),
+            )
+        try:
+            from .vectors import to_bytes
+
+            vector = to_bytes(embedder.embed_query(text)[None, :])[0]
         except Exception as exc:  # any embedder failure degrades, never fails the search
             log.warning("embedding the query failed, searching by keyword: %s", exc)
             return None, "keyword", f"embedder failed ({exc}); keyword search only"
         from .vectors import Neighbours
 
         k = max(self.settings.vector_candidates, limit * 2)
-        return Neighbours(index.search(query, filters, k), index, query), wanted, ""
-
-    def _vector_index(self, dimension: int) -> Any:
-        from .vectors import VectorIndex
-
-        gen = self.store.generation()
-        if self._vectors is None or self._vectors.generation != gen:
-            self._vectors = VectorIndex.build(gen, self.store.vectors(), dimension)
-        return self._vectors
+        return Neighbours(self.store.nearest(vector, filters, k), self.store, vector), wanted, ""
 
     def _keyword(
         self,
@@ -266,14 +270,10 @@ class Searcher:
             verdict = decide([], parsed, self.settings)
             return SearchResult(text, verdict, (), terms=terms)
         pool = max(self.settings.candidates, limit * 2)
-        matches = self.store.keyword_search(
-            KeywordQuery(
-                clauses=[[a.tokens for a in c.alternatives] for c in parsed.clauses],
-                weights=self.settings.weights,
-                filters=filters,
-                limit=pool,
-            )
+        query = candidate_query(
+            parsed, self._df(parsed), self._current().n_chunks, self.settings.weights, filters, pool
         )
+        matches = self.store.keyword_candidates(query)
         matches = [*matches, *self._named_operations(parsed, filters, matches, pool)]
         # Rank every candidate (cheap), then gather evidence for the ones that can be shown.
         ranked = sorted((self._rank(m, parsed) for m in matches), key=lambda r: -r[0])
@@ -331,7 +331,7 @@ class Searcher:
         (see ``search/apis.py``), as candidates of their own."""
         seen = {m.doc_id for m in have}
         wanted = self._current().apis.named_by(parsed.tokens, limit, filters)
-        return self.store.matches([f"{d.id}#0" for d in wanted if d.id not in seen])
+        return self.store.chunk_matches([f"{d.id}#0" for d in wanted if d.id not in seen])
 
     def _fuse(
         self,
@@ -352,7 +352,7 @@ class Searcher:
         by_id = {r[1].chunk_id: r for r in ranked}
         missing = [cid for cid, _ in semantic if cid not in by_id]
         weighted = mode == "hybrid" and self.settings.fusion == "weighted"
-        for m in self.store.matches(missing):
+        for m in self.store.chunk_matches(missing):
             by_id[m.chunk_id] = self._rank(m, parsed, keyword=weighted)
         ranks: dict[str, dict[str, int]] = {}
         for i, r in enumerate(ranked, 1):
@@ -391,7 +391,7 @@ class Searcher:
         d = self._current()
         out = []
         for clause in parsed.clauses:
-            dfs = [min(d.vocab.get(t, 0) for t in a.tokens) for a in clause.alternatives]
+            dfs = [min(d.df.get(t, 0) for t in a.tokens) for a in clause.alternatives]
             df = max([x for x in dfs if x > 0], default=0)
             out.append(math.log(1.0 + (d.n_chunks - df + 0.5) / (df + 0.5)))
         return out
@@ -426,7 +426,7 @@ class Searcher:
                 freq = sum(w * padded.count(needle) for w, padded in columns if needle in padded)
                 if not freq:
                     continue
-                df = min(d.vocab.get(t, 0) for t in alt.tokens)
+                df = min(d.df.get(t, 0) for t in alt.tokens)
                 idf = max(math.log((d.n_chunks - df + 0.5) / (df + 0.5)), 1e-6)
                 score = idf * freq * (k1 + 1) / (freq + norm) * MATCH_FACTOR[alt.kind]
                 best = max(best, score)
@@ -513,9 +513,14 @@ class Searcher:
         from .verdict import command_verdict
 
         hits: list[Hit] = []
-        for rank, doc in enumerate(cm.docs[:limit], 1):
-            chunks = self.store.get_chunks(doc.id)
-            first = chunks[0] if chunks else None
+        shown = cm.docs[:limit]
+        ids = [d.id for d in shown]
+        firsts: dict[str, Chunk] = {}
+        for c in self.store.chunks(ids):
+            firsts.setdefault(c.doc_id, c)
+        hashes = {d.id: d.content_hash for d in self.store.documents(ids)}
+        for rank, doc in enumerate(shown, 1):
+            first = firsts.get(doc.id)
             words = tuple(text.lower().split())
             match = KeywordMatch(
                 chunk_id=first.id if first else f"{doc.id}#0",
@@ -529,8 +534,7 @@ class Searcher:
                 doc=doc,
                 content_hash="",
             )
-            full = self.store.get_document(doc.id)
-            match = replace(match, content_hash=full.content_hash if full else "")
+            match = replace(match, content_hash=hashes.get(doc.id, ""))
             score = 1.0 if cm.kind == "exact" else 0.5
             exact = "title" if cm.kind == "exact" else ""
             s = Scored(

@@ -43,7 +43,11 @@ def _fail(message: str) -> NoReturn:
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--db", envvar="GROUNDKB_DB", help="Index file (default: groundkb.db).")
+@click.option(
+    "--db",
+    envvar="GROUNDKB_DB",
+    help="Index: a SQLite file (default: groundkb.db) or a postgresql:// URL.",
+)
 @click.option(
     "--config",
     "config",
@@ -439,6 +443,51 @@ def serve(ctx: click.Context, http: bool, host: str, port: int) -> None:
     from .mcp import run
 
     run(_settings(ctx), http=http, host=host, port=port)
+
+
+@cli.command()
+@click.pass_context
+def migrate(ctx: click.Context) -> None:
+    """Create or upgrade the index's schema. PostgreSQL needs this before first use and
+    after upgrading groundkb (servers refuse other schemas); SQLite migrates itself."""
+    from ..store import migrate_store
+
+    settings = _settings(ctx)
+    before, after = migrate_store(settings.db, timeout=settings.db_timeout)
+    if before == after:
+        click.echo(f"schema is current (version {after})")
+    else:
+        click.echo(f"migrated schema from version {before} to {after}")
+
+
+@cli.command("copy")
+@click.option("--from", "origin", required=True, help="Copy from this index (file or URL).")
+@click.option("--to", "target", required=True, help="Into this one (migrated if needed).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def copy_cmd(ctx: click.Context, origin: str, target: str, quiet: bool) -> None:
+    """Copy every source, document, chunk and vector between indexes (e.g. sqlite:///kb.db
+    to postgresql://...) without re-embedding; the target's copies become equal to them."""
+    from ..store import open_store
+    from ..store.copy import copy_store
+
+    settings = _settings(ctx)
+    timeout = settings.db_timeout
+    source = open_store(origin, read_only=True, pool_size=2, timeout=timeout)
+    try:
+        dest = open_store(target, migrate=True, pool_size=2, timeout=timeout)
+        progress = _Progress(quiet, label="copying")
+        try:
+            report = copy_store(source, dest, progress)
+        finally:
+            progress.close()
+            dest.close()
+    finally:
+        source.close()
+    click.echo(
+        f"copied {report.sources} sources, {report.documents} documents, {report.chunks} chunks"
+        f" and {report.vectors} vectors in {report.seconds} s; deleted {report.deleted}"
+    )
 
 
 def main() -> None:

@@ -392,7 +392,10 @@ def http_app(kb: KnowledgeBase) -> Any:
     mcp = build_server(kb)
 
     async def health(request: Request) -> JSONResponse:
-        s = await anyio.to_thread.run_sync(kb.stats)
+        try:
+            s = await anyio.to_thread.run_sync(kb.stats)
+        except GroundKBError as exc:  # e.g. the database is down: unhealthy, not a crash
+            return JSONResponse({"status": "error", **exc.to_dict()}, status_code=exc.status)
         return JSONResponse({"status": "ok", "documents": s.documents, "chunks": s.chunks})
 
     @contextlib.asynccontextmanager

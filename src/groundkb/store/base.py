@@ -1,29 +1,46 @@
-"""The Store protocol: what a storage backend must provide, and nothing more.
+"""The Store protocol: the few primitives a storage backend provides, and their contracts.
 
-A store keeps sources, documents and chunks, and answers keyword queries with filters.
-Ranking policy (fusion, de-duplication, verdicts) lives in ``search/`` and works with any
-store. Backends are chosen by name through :func:`groundkb.store.open_store`.
+A store keeps sources, documents, chunks and one embedding per chunk, and answers a few
+questions about them. Everything that decides *how well* something matches — BM25F,
+fusion, de-duplication, verdicts, which query words are too common to look up, typo
+policy — lives once in ``search/`` and works with any store. Backends are chosen by
+name through :func:`groundkb.store.open_store`; the conformance suite in
+:mod:`groundkb.testing.conformance` checks every contract below against each of them.
 
-Contract shared by every implementation (the conformance suite in
-``tests/test_store_conformance.py`` checks it):
+Contracts shared by every method:
 
-- ``write`` is atomic per document: after it returns, the document and exactly the
-  given chunks are stored; on error nothing of that call is visible. Chunks are upserted
-  by ``(doc_id, index)``; a chunk whose ``chunk_hash`` is unchanged is not rewritten;
-  chunks with an index past the new count are deleted. Writing a document whose id
-  belongs to another source raises :class:`~groundkb.errors.Conflict`.
-- Deleting is idempotent; deleting an unknown id deletes nothing.
-- ``keyword_search`` scores chunks with BM25 over the analyzed fields ``title``,
-  ``aliases``, ``keywords``, ``header`` and ``body`` (weights given per query), where
-  every alternative of every clause is an optional phrase (OR semantics). Results come
-  best first; ties in any order. Filters restrict by document type, category, source.
-- ``generation`` changes after every committed write, in this and in other processes,
-  so that callers can cache derived data (vocabulary, command names).
+- **Errors.** A store raises only :class:`~groundkb.errors.GroundKBError` subclasses,
+  never a driver's exception: :class:`~groundkb.errors.StoreError` when the backend
+  fails (locked, corrupt, not a database, disk full, a query the server refused),
+  :class:`~groundkb.errors.StoreUnavailable` when the database cannot be reached (a
+  later call may succeed; a store recovers by itself when the database returns),
+  :class:`~groundkb.errors.IndexMismatch` for a schema, embedder or vector dimension
+  that does not fit, :class:`~groundkb.errors.Conflict` for a document id owned by
+  another source, :class:`~groundkb.errors.InvalidInput` for bad arguments.
+- **Thread safety.** One store object may be called from several threads at once
+  (SQLite serializes calls on one connection; PostgreSQL takes a connection from a
+  pool per call). Several processes may open the same database.
+- **Atomicity and isolation.** Each writing call is one transaction: after it returns
+  its whole effect is visible to every later call, in this and other processes; if it
+  raises, none of it is. Each reading call sees one consistent state: never half of a
+  concurrent write.
+- **Ordering.** Stated per method; "by id" means by code point (the order of Python's
+  ``sorted`` on ``str``), the same on every backend.
+- **Identity.** A document id belongs to one source. A chunk id is
+  ``f"{doc_id}#{index}"``; indexes of a document are ``0..n-1``.
+- **Filters.** A :class:`~groundkb.models.Filters` restricts by sets of document
+  types, categories and sources (empty set: any). Stores apply them inside their
+  queries — a chunk outside the filters is never read, counted or returned — because
+  access control restricts searches to the sources a caller may read.
+- **Analyzed text.** Stores index the five analyzed fields of a chunk
+  (:data:`FIELDS`, from :func:`groundkb.analyze.text.analyzed_fields`: lower-case
+  tokens joined by single spaces) and nothing else; terms are those tokens, compared
+  exactly. Every backend therefore sees the same terms.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -69,21 +86,24 @@ class DocSummary:
 
 @dataclass(frozen=True, slots=True)
 class KeywordQuery:
-    """Clauses of alternatives; each alternative is a token sequence (a phrase)."""
+    """Phrases to look for: a chunk matches when one of its fields contains any phrase
+    (a phrase is a sequence of terms that must be adjacent and in order)."""
 
-    clauses: Sequence[Sequence[tuple[str, ...]]]
-    weights: Mapping[str, float]
+    phrases: Sequence[tuple[str, ...]]
+    weights: Mapping[str, float]  # per field of FIELDS; a missing field weighs 1
     filters: Filters = field(default_factory=Filters)
     limit: int = 50
 
 
 @dataclass(frozen=True, slots=True)
 class KeywordMatch:
+    """A chunk with what the search engine needs to score it and show it."""
+
     chunk_id: str
     doc_id: str
     index: int
-    score: float  # higher is better
-    fields: Mapping[str, str]  # analyzed text per field, tokens joined by spaces
+    score: float  # higher is better; 0 for chunks fetched by id
+    fields: Mapping[str, str]  # analyzed text per field of FIELDS, tokens joined by spaces
     text: str
     header_path: str
     chunk_hash: str
@@ -92,14 +112,19 @@ class KeywordMatch:
 
 
 @dataclass(frozen=True, slots=True)
-class VectorRow:
-    """A stored embedding (float32 bytes) and what filters need to know about its chunk."""
+class TermStats:
+    """Index statistics for BM25: chunk count, average length, document frequencies."""
 
-    chunk_id: str
-    type: str
-    category: str
-    source: str
-    vector: bytes
+    chunks: int  # chunks in the whole index (filters never apply)
+    avg_length: float  # tokens per chunk over all fields, averaged; 1.0 when empty
+    df: Mapping[str, int]  # every asked term -> chunks containing it (0: none)
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarTerm:
+    term: str
+    edits: int  # Levenshtein distance (insertions, deletions, substitutions)
+    chunks: int  # chunks containing the term
 
 
 def embedding_text(title: str, header_path: str, text: str) -> str:
@@ -108,78 +133,163 @@ def embedding_text(title: str, header_path: str, text: str) -> str:
     return f"{head}\n{text}" if header_path else f"{title}\n{text}"
 
 
+def chunk_key(chunk_id: str) -> tuple[str, int]:
+    """``"doc#3"`` → ``("doc", 3)``; InvalidInput for anything else."""
+    from ..errors import InvalidInput
+
+    doc_id, sep, index = chunk_id.rpartition("#")
+    if not sep or not index.isdigit():
+        raise InvalidInput(f"not a chunk id: {chunk_id!r} (expected 'document-id#index')")
+    return doc_id, int(index)
+
+
 class Store(Protocol):
-    """Storage backend for a knowledge base. See the module docstring for the contract."""
+    """Storage backend of a knowledge base. The module docstring states the contracts
+    every method shares; each method states its own."""
 
-    path: str
-    backend: str
+    backend: str  # "sqlite", "postgresql"
+    location: str  # where the data lives, for people: a path, or a URL without password
 
-    def close(self) -> None: ...
-
-    def generation(self) -> int:
-        """A number that changes whenever any committed write changes the data."""
+    def close(self) -> None:
+        """Release connections. Idempotent; no other method may be called afterwards."""
         ...
 
-    # sources
-    def put_source(self, source: Source) -> None: ...
-    def get_source(self, name: str) -> Source | None: ...
-    def sources(self) -> list[SourceInfo]: ...
+    def change_token(self) -> str:
+        """An opaque value that changes after every committed write, in this or another
+        process, and stays the same otherwise: the key for caches of derived data. Cheap
+        (one small read at most)."""
+        ...
+
+    def stats(self) -> Stats:
+        """Counts (documents by type, chunks, sources), schema version, location and
+        storage size in bytes as the backend measures it."""
+        ...
+
+    # ---------------------------------------------------------------- sources
+    def put_source(self, source: Source) -> None:
+        """Create or replace a source's kind, location and groups. Idempotent."""
+        ...
+
+    def sources(self) -> list[SourceInfo]:
+        """Every source with its document and chunk counts, by name."""
+        ...
+
     def delete_source(self, name: str) -> int:
-        """Delete a source and its documents; returns the number of documents deleted."""
+        """Delete a source and its documents; returns how many documents that was.
+        Idempotent: an unknown name deletes nothing and returns 0."""
         ...
 
-    # documents
-    def doc_states(self, source: str) -> dict[str, StoredDoc]: ...
+    # -------------------------------------------------------------- documents
+    def doc_states(self, source: str) -> dict[str, StoredDoc]:
+        """Every document of ``source`` by id (empty for an unknown source)."""
+        ...
+
     def owners(self, doc_ids: Iterable[str]) -> dict[str, str]:
-        """Map of the given ids that exist to the source that owns each."""
+        """For each given id that exists, the source that owns it."""
         ...
 
-    def write(self, doc: Document, chunks: Sequence[Chunk]) -> WriteResult: ...
-    def delete_documents(self, doc_ids: Iterable[str]) -> int: ...
-    def get_document(self, doc_id: str) -> Document | None: ...
-    def get_chunks(self, doc_id: str) -> list[Chunk]: ...
+    def write(self, doc: Document, chunks: Sequence[Chunk]) -> WriteResult:
+        """Store a document and exactly these chunks, atomically.
+
+        Chunks are upserted by ``(doc_id, index)``: one whose ``chunk_hash`` is
+        unchanged is not rewritten (and keeps its vector); one whose hash changed loses
+        its vector; chunks past the new count are deleted. Writing the same input twice
+        returns ``unchanged`` the second time. Raises InvalidInput when a chunk does not
+        belong at its position or the source was never put, Conflict when the id belongs
+        to another source.
+        """
+        ...
+
+    def delete_documents(self, doc_ids: Iterable[str]) -> int:
+        """Delete documents with their chunks and vectors; returns how many existed.
+        Idempotent; unknown ids are ignored."""
+        ...
+
+    def documents(self, doc_ids: Sequence[str]) -> list[Document]:
+        """The documents with these ids, in the order given; unknown ids are skipped,
+        a repeated id appears once."""
+        ...
+
+    def chunks(self, doc_ids: Sequence[str]) -> list[Chunk]:
+        """Every chunk of these documents, grouped by document in the order given, each
+        document's chunks by index; unknown ids contribute nothing."""
+        ...
+
     def list_documents(
         self, filters: Filters, limit: int = 100, offset: int = 0
     ) -> list[DocSummary]:
-        """Documents ordered by id."""
+        """A page of the documents the filters allow, by id."""
         ...
 
-    def count_documents(self, filters: Filters) -> int: ...
-
-    # search primitives
-    def keyword_search(self, query: KeywordQuery) -> list[KeywordMatch]:
-        """Candidates for the query, best first by the store's BM25 (about ``limit`` of
-        them; a store may return more, scored by fewer words, when it leaves very common
-        words out of its index query). The search engine rescores every candidate."""
+    def count_documents(self, filters: Filters) -> int:
+        """How many documents the filters allow (the total behind list_documents)."""
         ...
 
-    def vocabulary(self) -> dict[str, int]:
-        """Every indexed token and the number of chunks that contain it."""
+    # ------------------------------------------------------------ keyword side
+    def keyword_candidates(self, query: KeywordQuery) -> list[KeywordMatch]:
+        """Up to ``query.limit`` chunks that contain at least one of the phrases and
+        pass the filters, best first by BM25 (k1 1.2, b 0.75, field weights scaling term
+        frequency, one length normalization over all fields: SQLite FTS5's ``bm25()``).
+
+        Recall only: the search engine rescores every candidate, so a backend may
+        approximate the order as long as it finds the chunks that score best. No phrase
+        or a limit of 0 gives no candidates.
+        """
         ...
 
-    def chunk_count(self) -> int: ...
-    def row_stats(self) -> tuple[int, float]:
-        """(chunks, average indexed tokens per chunk over all fields), for BM25."""
+    def chunk_matches(self, chunk_ids: Sequence[str]) -> list[KeywordMatch]:
+        """Chunks by id with their analyzed fields and document (score 0), in the order
+        given; unknown ids are skipped. For vector hits and named API operations."""
         ...
 
-    def stats(self) -> Stats: ...
+    def term_stats(self, terms: Collection[str]) -> TermStats:
+        """Chunk count, average chunk length and, for every given term, the number of
+        chunks whose fields contain it. Exact as of the call; one round trip."""
+        ...
 
-    # embeddings: one vector per chunk, dropped when the chunk's hash changes
+    def similar_terms(self, word: str, max_edits: int) -> list[SimilarTerm]:
+        """Every indexed term within ``max_edits`` Levenshtein edits of ``word`` (the
+        vocabulary for typo correction and did-you-mean), nearest first, then by term.
+        A backend may serve it from a vocabulary cached per change token."""
+        ...
+
+    # ------------------------------------------------------------ vector side
     def embedder(self) -> tuple[str, int] | None:
         """(name, dimension) of the model that made the stored vectors, if any."""
         ...
 
     def set_embedder(self, name: str, dimension: int) -> None:
-        """Record the model; a different model than before drops every stored vector."""
+        """Record the model. Another model (or dimension) than before drops every stored
+        vector; the same one changes nothing (idempotent)."""
         ...
 
     def chunks_to_embed(self, limit: int) -> list[tuple[str, str]]:
-        """Up to ``limit`` (chunk id, text to embed) of chunks without a current vector."""
+        """Up to ``limit`` (chunk id, text to embed) of chunks without a current vector,
+        oldest chunks first; empty when every chunk has one."""
         ...
 
-    def count_chunks_to_embed(self) -> int: ...
-    def put_vectors(self, items: Sequence[tuple[str, bytes]]) -> None: ...
-    def vectors(self) -> list[VectorRow]: ...
-    def matches(self, chunk_ids: Sequence[str]) -> list[KeywordMatch]:
-        """Chunks by id with their analyzed fields (score 0), for evidence on vector hits."""
+    def count_chunks_to_embed(self) -> int:
+        """How many chunks have no current vector."""
+        ...
+
+    def put_vectors(self, items: Sequence[tuple[str, bytes]]) -> None:
+        """Store one vector (float32 bytes) per chunk id, replacing any; ids of chunks
+        that no longer exist are ignored. IndexMismatch for a vector whose dimension is
+        not the recorded embedder's, InvalidInput when no embedder is recorded."""
+        ...
+
+    def nearest(self, vector: bytes, filters: Filters, k: int) -> list[tuple[str, float]]:
+        """Up to ``k`` (chunk id, inner product with ``vector``) of the chunks with a
+        current vector that pass the filters, best first. Vectors are unit length, so
+        the score is the cosine. A backend may use an approximate index (HNSW) when it
+        states so; exact otherwise. IndexMismatch for a vector of another dimension."""
+        ...
+
+    def similarities(self, vector: bytes, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Exact inner product of ``vector`` with each given chunk that has a current
+        vector (for fusion, which scores every candidate on both sides)."""
+        ...
+
+    def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, bytes]:
+        """The current vectors (float32 bytes) of the given chunks that have one."""
         ...

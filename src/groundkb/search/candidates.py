@@ -1,0 +1,56 @@
+"""What the engine asks a store for: the keyword candidate query and the typo correction
+chosen among the terms a store finds similar.
+
+**Common terms.** On a large index a word found in more than ``COMMON_RATIO`` of the
+chunks would make the candidate query score most of the index. Such single words are
+left out of the phrases sent to the store (unless nothing else is left) and twice as
+many candidates are asked for: the candidates are what the rarer words find, ordered
+by those words only — the "common terms" strategy of Lucene. The engine then rescores
+every candidate with all the query's words (``Searcher._bm25``), so a common word still
+counts in the ranking; it only stops deciding which chunks are looked at.
+
+**Typo correction.** Among the indexed terms within the allowed edits of an unknown
+word (``Store.similar_terms``), numbers are never a correction; of the 25 nearest, the
+fewest edits win, then a known term (a name of the index), then the more frequent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..analyze.text import ParsedQuery
+from ..models import Filters
+from ..store.base import KeywordQuery, SimilarTerm
+
+COMMON_MIN_CHUNKS = 20_000
+COMMON_RATIO = 0.01
+CORRECTION_POOL = 25
+
+
+def candidate_query(
+    parsed: ParsedQuery,
+    df: Mapping[str, int],
+    chunks: int,
+    weights: Mapping[str, float],
+    filters: Filters,
+    limit: int,
+) -> KeywordQuery:
+    """Every alternative of every clause as a phrase, minus the common single words."""
+    phrases = sorted({a.tokens for c in parsed.clauses for a in c.alternatives if a.tokens})
+    common: set[str] = set()
+    if chunks >= COMMON_MIN_CHUNKS:
+        singles = [p[0] for p in phrases if len(p) == 1]
+        common = {t for t in singles if df.get(t, 0) > COMMON_RATIO * chunks}
+        if len(common) == len(phrases):
+            common = set()
+    rare = [p for p in phrases if not (len(p) == 1 and p[0] in common)]
+    return KeywordQuery(rare, weights, filters, limit * 2 if common else limit)
+
+
+def correction(similar: Sequence[SimilarTerm], known_terms: frozenset[str]) -> str | None:
+    """The best correction among similar terms (nearest first), or None."""
+    pool = [s for s in similar if len(s.term) >= 3 and not s.term.isdigit()][:CORRECTION_POOL]
+    if not pool:
+        return None
+    best = min(pool, key=lambda s: (s.edits, s.term not in known_terms, -s.chunks))
+    return best.term

@@ -1,0 +1,604 @@
+"""PostgreSQL + pgvector store: several stateless servers in front of one database.
+
+Selected by a ``postgresql://`` URL (the ``db`` setting, ``GROUNDKB_DATABASE_URL`` or
+``--db``). The schema (``pg_schema.py``) is created and upgraded only by ``groundkb
+migrate``; opening a store checks that the database has exactly the schema this
+groundkb uses and refuses anything else. Connections come from a pool that survives
+database outages (``pg_connect.py``).
+
+- Keyword candidates: a ``tsvector`` of groundkb's analyzed tokens under a GIN index
+  (``pg_text.py``), ordered there by an approximation of BM25 and finished here with
+  FTS5's exact formula, so candidates match SQLite's.
+- Term statistics: the ``terms`` table and ``state`` totals, kept exact inside every
+  write's transaction; the vocabulary for typo correction is loaded once per change
+  token.
+- Vectors: a ``vector(n)`` column with an HNSW index (inner product), created when the
+  embedder is recorded. ``nearest`` is approximate (HNSW, ``ef_search`` ≥ 100, iterative
+  scans with filters on pgvector ≥ 0.8); ``similarities`` is exact.
+- Writes lock in one order (the document row, its chunks, terms sorted, the state row),
+  so concurrent writers never deadlock; they serialize only on shared terms.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+
+from ..analyze.text import TOKENIZER_VERSION
+from ..errors import Conflict, IndexMismatch, InvalidInput, StoreError
+from ..models import Chunk, Document, Filters, Source, SourceInfo, Stats
+from . import migrations
+from .base import (
+    FIELDS,
+    DocSummary,
+    KeywordMatch,
+    KeywordQuery,
+    SimilarTerm,
+    StoredDoc,
+    TermStats,
+    WriteResult,
+    chunk_key,
+    embedding_text,
+)
+from .pg_connect import Connections, connect, map_error, parse_url
+from .pg_schema import MIGRATIONS, SCHEMA_VERSION, Migrator, schema_version, search_path
+from .pg_schema import vector_extension as _vector_extension
+from .pg_text import POOL_FACTOR, indexable, order_sql, tsquery, tsvector
+from .rows import (
+    DOC_COLUMNS,
+    analyzed,
+    check_chunks,
+    doc_row,
+    document,
+    fts5_bm25,
+    fts5_idf,
+    now,
+    similar,
+    summary,
+)
+
+Conn = psycopg.Connection[Any]
+EF_SEARCH = 100  # HNSW candidate list per query: at least the usual k (50)
+HNSW_MAX_DIMENSION = 2000
+
+_SUMMARY = (
+    "d.id, d.source, d.type, d.category, d.title, d.summary, d.keywords, d.aliases,"
+    " d.command, d.uri, d.origin, d.operation_kind"
+)
+_MATCH = (
+    "c.doc_id, c.idx, c.header_path, c.text, c.chunk_hash, c.fields, d.content_hash, " + _SUMMARY
+)
+
+
+def _clean(value: Any) -> Any:
+    """PostgreSQL text cannot hold NUL: stored as U+FFFD."""
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) else value
+
+
+def _filters(filters: Filters, alias: str) -> tuple[str, list[Any]]:
+    parts, args = [], []
+    for column, values in (
+        ("type", filters.types),
+        ("category", filters.categories),
+        ("source", filters.sources),
+    ):
+        if values:
+            parts.append(f" AND {alias}.{column} = ANY(%s)")
+            args.append(list(values))
+    return "".join(parts), args
+
+
+def _match(r: Sequence[Any], score: float) -> KeywordMatch:
+    return KeywordMatch(
+        chunk_id=f"{r[0]}#{r[1]}",
+        doc_id=r[0],
+        index=r[1],
+        score=score,
+        fields=dict(zip(FIELDS, r[5], strict=True)),
+        text=r[3],
+        header_path=r[2],
+        chunk_hash=r[4],
+        doc=summary(r[7:]),
+        content_hash=r[6],
+    )
+
+
+def _keys(chunk_ids: Sequence[str]) -> tuple[list[str], list[int]]:
+    pairs = list(dict.fromkeys(chunk_key(c) for c in chunk_ids))
+    return [d for d, _ in pairs], [i for _, i in pairs]
+
+
+class PostgresStore:
+    """A knowledge base in a PostgreSQL schema (see the module docstring)."""
+
+    backend = "postgresql"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        read_only: bool = False,
+        migrate: bool = False,
+        pool_size: int = 10,
+        timeout: float = 10.0,
+    ) -> None:
+        self.target = parse_url(url)
+        self.location = self.target.display
+        self.schema = self.target.schema
+        self._vocab: tuple[str, list[str], dict[str, int]] | None = None
+        self._vocab_lock = threading.Lock()
+        self.migrated: tuple[int, int] | None = None  # (before, after) when migrate=True
+        conn = connect(self.target, timeout)
+        try:
+            self._open(conn, migrate)
+        except psycopg.Error as exc:
+            raise map_error(exc, self.location) from None
+        finally:
+            conn.close()
+        self._connections = Connections(
+            self.target, pool_size=pool_size, timeout=timeout, configure=self._configure
+        )
+
+    def _open(self, conn: Conn, migrate: bool) -> None:
+        if migrate:
+            self.migrated = migrations.migrate(
+                Migrator(conn, self.schema, self.location), MIGRATIONS
+            )
+        ext = _vector_extension(conn)
+        if ext is None:
+            raise StoreError(
+                f"pgvector (extension `vector`) is not installed in the database at "
+                f"{self.location}: run `groundkb migrate` (as a user who may create "
+                "extensions) or ask an administrator to run `CREATE EXTENSION vector;`"
+            )
+        self._extension = ext
+        migrations.check_current(
+            schema_version(conn, self.schema), MIGRATIONS, f"{self.location} (schema {self.schema})"
+        )
+        tok = conn.execute(
+            f'SELECT value FROM "{self.schema}".meta WHERE key = %s', ("tokenizer",)
+        ).fetchone()
+        if tok and tok[0] != TOKENIZER_VERSION:
+            raise IndexMismatch(
+                f"{self.location} was built with tokenizer {tok[0]!r}, this groundkb uses "
+                f"{TOKENIZER_VERSION!r}: rebuild the index (drop schema {self.schema}, "
+                "migrate and ingest again)"
+            )
+
+    def _configure(self, conn: Conn) -> None:
+        conn.execute(search_path(self.schema, self._extension[0]))
+        register_vector(conn)
+        conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+        if tuple(int(p) for p in self._extension[1].split(".")[:2]) >= (0, 8):
+            conn.execute("SET hnsw.iterative_scan = relaxed_order")
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        return self._connections.run(lambda c: c.execute(sql, args).fetchall())
+
+    def _write(self, fn: Any) -> Any:
+        def tx(conn: Conn) -> Any:
+            with conn.transaction():
+                out = fn(conn.cursor())
+                conn.execute("UPDATE state SET version = version + 1 WHERE id = 1")
+                return out
+
+        return self._connections.run(tx, write=True)
+
+    def close(self) -> None:
+        self._connections.close()
+
+    def change_token(self) -> str:
+        rows = self._read(
+            "SELECT s.version, m.value FROM state s, meta m WHERE m.key = 'kb_id' AND s.id = 1"
+        )
+        return f"{rows[0][1]}.{rows[0][0]}"
+
+    def stats(self) -> Stats:
+        by_type = dict(self._read("SELECT type, count(*) FROM documents GROUP BY type"))
+        (chunks, sources, size) = self._read(
+            "SELECT (SELECT chunks FROM state WHERE id = 1), (SELECT count(*) FROM sources),"
+            " (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+            "  JOIN pg_namespace n ON n.oid = c.relnamespace"
+            "  WHERE n.nspname = %s AND c.relkind = 'r')",
+            (self.schema,),
+        )[0]
+        return Stats(
+            path=self.location,
+            backend=self.backend,
+            schema_version=SCHEMA_VERSION,
+            documents=sum(by_type.values()),
+            chunks=int(chunks),
+            sources=int(sources),
+            by_type=by_type,
+            size_bytes=int(size),
+        )
+
+    # ------------------------------------------------------------------- sources
+    def put_source(self, source: Source) -> None:
+        stamp = now()
+        self._write(
+            lambda cur: cur.execute(
+                "INSERT INTO sources(name, kind, location, groups, created_at, updated_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO UPDATE SET"
+                " kind = excluded.kind, location = excluded.location, groups = excluded.groups,"
+                " updated_at = excluded.updated_at",
+                [_clean(v) for v in (source.name, source.kind, source.location)]
+                + [json.dumps(source.groups), stamp, stamp],
+            )
+        )
+
+    def sources(self) -> list[SourceInfo]:
+        rows = self._read(
+            "SELECT s.name, s.kind, s.location, s.groups, s.updated_at,"
+            " (SELECT count(*) FROM documents d WHERE d.source = s.name),"
+            " (SELECT count(*) FROM chunks c WHERE c.source = s.name)"
+            " FROM sources s ORDER BY s.name"
+        )
+        return [
+            SourceInfo(Source(n, k, loc, tuple(json.loads(g))), docs, chunks, updated)
+            for n, k, loc, g, updated, docs, chunks in rows
+        ]
+
+    def delete_source(self, name: str) -> int:
+        def run(cur: psycopg.Cursor[Any]) -> int:
+            ids = [r[0] for r in cur.execute(
+                "SELECT id FROM documents WHERE source = %s ORDER BY id FOR UPDATE", (name,)
+            ).fetchall()]  # fmt: skip
+            self._drop_chunks(cur, "source = %s", name)
+            cur.execute("DELETE FROM documents WHERE source = %s", (name,))
+            cur.execute("DELETE FROM sources WHERE name = %s", (name,))
+            return len(ids)
+
+        return int(self._write(run))
+
+    @staticmethod
+    def _drop_chunks(cur: psycopg.Cursor[Any], where: str, arg: Any) -> None:
+        """Delete chunks, taking their terms and tokens out of the statistics."""
+        cur.execute(
+            f"WITH gone AS (DELETE FROM chunks WHERE {where} RETURNING tsv, length),"
+            " t AS (INSERT INTO terms(term, df) SELECT u.lexeme, -count(*) FROM gone,"
+            "  unnest(gone.tsv) u GROUP BY u.lexeme ORDER BY u.lexeme"
+            "  ON CONFLICT (term) DO UPDATE SET df = terms.df + excluded.df)"
+            " UPDATE state SET chunks = chunks - (SELECT count(*) FROM gone),"
+            " tokens = tokens - (SELECT coalesce(sum(length), 0) FROM gone) WHERE id = 1",
+            (arg,),
+        )
+
+    # ----------------------------------------------------------------- documents
+    def doc_states(self, source: str) -> dict[str, StoredDoc]:
+        rows = self._read(
+            "SELECT id, content_hash, origin, origin_hash FROM documents WHERE source = %s",
+            (source,),
+        )
+        return {r[0]: StoredDoc(*r) for r in rows}
+
+    def owners(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        rows = self._read("SELECT id, source FROM documents WHERE id = ANY(%s)", (list(doc_ids),))
+        return dict(rows)
+
+    def write(self, doc: Document, chunks: Sequence[Chunk]) -> WriteResult:
+        check_chunks(doc, chunks)
+        row = [_clean(v) for v in doc_row(doc)] + [str(doc.metadata.get("operation_kind", ""))]
+        cols = [*DOC_COLUMNS, "operation_kind"]
+        updates = ", ".join(f"{c} = excluded.{c}" for c in cols[2:])
+        upsert = (
+            f"INSERT INTO documents({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})"
+            f" ON CONFLICT (id) DO UPDATE SET {updates} WHERE documents.source = excluded.source"
+            " RETURNING id"
+        )
+
+        def run(cur: psycopg.Cursor[Any]) -> WriteResult:
+            old = cur.execute(
+                "SELECT source, content_hash, type, category FROM documents WHERE id = %s"
+                " FOR UPDATE",
+                (doc.id,),
+            ).fetchone()
+            if old and old[0] != doc.source:
+                raise Conflict(f"document id {doc.id!r} already belongs to source {old[0]!r}")
+            try:
+                if cur.execute(upsert, row).fetchone() is None:
+                    raise Conflict(f"document id {doc.id!r} already belongs to another source")
+            except psycopg.errors.ForeignKeyViolation:
+                raise InvalidInput(
+                    f"no source named {doc.source!r}: put the source first"
+                ) from None
+            existing = {
+                idx: (h, n)
+                for idx, h, n in cur.execute(
+                    "SELECT idx, chunk_hash, length FROM chunks WHERE doc_id = %s", (doc.id,)
+                ).fetchall()
+            }
+            changed = [c for c in chunks if existing.get(c.index, ("",))[0] != c.chunk_hash]
+            stale = [i for i in existing if i >= len(chunks)]
+            replaced = [c.index for c in changed if c.index in existing] + stale
+            delta: Counter[str] = Counter()
+            tokens = 0
+            if replaced:
+                for (lexemes,) in cur.execute(
+                    "SELECT tsvector_to_array(tsv) FROM chunks WHERE doc_id = %s AND idx = ANY(%s)",
+                    (doc.id, replaced),
+                ).fetchall():
+                    delta.subtract(lexemes)
+                tokens -= sum(existing[i][1] for i in replaced)
+            params = []
+            for c in changed:
+                fields = analyzed(doc, c)
+                literal, length, lexemes = tsvector(fields)
+                delta.update(lexemes)
+                tokens += length
+                params.append(
+                    (doc.id, c.index, doc.source, doc.type, doc.category, _clean(c.header_path),
+                     _clean(c.text), c.chunk_hash, list(fields), length, literal)
+                )  # fmt: skip
+            if params:
+                cur.executemany(
+                    "INSERT INTO chunks(doc_id, idx, source, type, category, header_path, text,"
+                    " chunk_hash, fields, length, tsv) VALUES (%s, %s, %s, %s, %s, %s, %s, %s,"
+                    " %s, %s, %s::tsvector) ON CONFLICT (doc_id, idx) DO UPDATE SET"
+                    " type = excluded.type, category = excluded.category,"
+                    " header_path = excluded.header_path, text = excluded.text,"
+                    " chunk_hash = excluded.chunk_hash, fields = excluded.fields,"
+                    " length = excluded.length, tsv = excluded.tsv, embedding = NULL",
+                    params,
+                )
+            if stale:
+                cur.execute(
+                    "DELETE FROM chunks WHERE doc_id = %s AND idx = ANY(%s)", (doc.id, stale)
+                )
+            if old and (old[2], old[3]) != (doc.type, doc.category):
+                cur.execute(
+                    "UPDATE chunks SET type = %s, category = %s WHERE doc_id = %s",
+                    (doc.type, doc.category, doc.id),
+                )
+            terms = sorted((t, n) for t, n in delta.items() if n)
+            if terms:
+                cur.execute(
+                    "INSERT INTO terms(term, df) SELECT * FROM unnest(%s::text[], %s::int[])"
+                    " ORDER BY 1 ON CONFLICT (term) DO UPDATE SET df = terms.df + excluded.df",
+                    ([t for t, _ in terms], [n for _, n in terms]),
+                )
+            new_chunks = len([c for c in changed if c.index not in existing]) - len(stale)
+            if new_chunks or tokens:
+                cur.execute(
+                    "UPDATE state SET chunks = chunks + %s, tokens = tokens + %s WHERE id = 1",
+                    (new_chunks, tokens),
+                )
+            if old and old[1] == doc.content_hash and not changed and not stale:
+                return WriteResult("unchanged", 0, 0)
+            status: Literal["inserted", "updated"] = "updated" if old else "inserted"
+            return WriteResult(status, len(changed), len(stale))
+
+        result: WriteResult = self._write(run)
+        return result
+
+    def delete_documents(self, doc_ids: Iterable[str]) -> int:
+        ids = sorted(set(doc_ids))
+        if not ids:
+            return 0
+
+        def run(cur: psycopg.Cursor[Any]) -> int:
+            found = [r[0] for r in cur.execute(
+                "SELECT id FROM documents WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (ids,)
+            ).fetchall()]  # fmt: skip
+            if found:
+                self._drop_chunks(cur, "doc_id = ANY(%s)", found)
+                cur.execute("DELETE FROM documents WHERE id = ANY(%s)", (found,))
+            return len(found)
+
+        return int(self._write(run))
+
+    def documents(self, doc_ids: Sequence[str]) -> list[Document]:
+        ids = list(dict.fromkeys(doc_ids))
+        rows = self._read(
+            f"SELECT {', '.join(DOC_COLUMNS)} FROM documents WHERE id = ANY(%s)", (ids,)
+        )
+        found = {r[0]: document(r) for r in rows}
+        return [found[i] for i in ids if i in found]
+
+    def chunks(self, doc_ids: Sequence[str]) -> list[Chunk]:
+        ids = list(dict.fromkeys(doc_ids))
+        rows = self._read(
+            "SELECT doc_id, idx, text, header_path, chunk_hash FROM chunks WHERE doc_id = ANY(%s)",
+            (ids,),
+        )
+        order = {d: i for i, d in enumerate(ids)}
+        rows.sort(key=lambda r: (order[r[0]], r[1]))
+        return [Chunk(*r) for r in rows]
+
+    def list_documents(
+        self, filters: Filters, limit: int = 100, offset: int = 0
+    ) -> list[DocSummary]:
+        where, args = _filters(filters, "d")
+        rows = self._read(
+            f"SELECT {_SUMMARY} FROM documents d WHERE true{where} ORDER BY d.id"
+            " LIMIT %s OFFSET %s",
+            [*args, limit, offset],
+        )
+        return [summary(r) for r in rows]
+
+    def count_documents(self, filters: Filters) -> int:
+        where, args = _filters(filters, "d")
+        return int(self._read(f"SELECT count(*) FROM documents d WHERE true{where}", args)[0][0])
+
+    # -------------------------------------------------------------------- keyword
+    def _term_rows(self, conn: Conn, terms: Collection[str]) -> TermStats:
+        rows = conn.execute(
+            "SELECT s.chunks, s.tokens, t.term, t.df FROM state s"
+            " LEFT JOIN terms t ON t.term = ANY(%s) WHERE s.id = 1",
+            ([t for t in terms if indexable(t)],),
+        ).fetchall()
+        chunks, tokens = int(rows[0][0]), int(rows[0][1])
+        df = {t: 0 for t in terms}
+        df.update({r[2]: max(0, int(r[3])) for r in rows if r[2] is not None})
+        return TermStats(chunks, tokens / chunks if chunks else 1.0, df)
+
+    def term_stats(self, terms: Collection[str]) -> TermStats:
+        return self._connections.run(lambda c: self._term_rows(c, terms))
+
+    def keyword_candidates(self, query: KeywordQuery) -> list[KeywordMatch]:
+        phrases = sorted({p for p in query.phrases if p and all(indexable(t) for t in p)})
+        if not phrases or query.limit <= 0:
+            return []
+
+        def run(conn: Conn) -> tuple[TermStats, dict[tuple[str, ...], float], list[Any]]:
+            stats = self._term_rows(conn, {t for p in phrases for t in p})
+            idf = {p: fts5_idf(stats.chunks, min(stats.df[t] for t in p)) for p in phrases}
+            order, order_args = order_sql(phrases, idf, query.weights, stats.avg_length)
+            where, args = _filters(query.filters, "c")
+            rows = conn.execute(
+                f"SELECT {_MATCH} FROM (SELECT c.id FROM chunks c WHERE c.tsv @@ %s::tsquery"
+                f"{where} ORDER BY {order} DESC LIMIT %s) top JOIN chunks c ON c.id = top.id"
+                " JOIN documents d ON d.id = c.doc_id",
+                [tsquery(phrases), *args, *order_args, query.limit * POOL_FACTOR],
+            ).fetchall()
+            return stats, idf, rows
+
+        stats, idf, rows = self._connections.run(run)
+        scored = []
+        for r in rows:
+            fields = dict(zip(FIELDS, r[5], strict=True))
+            score = fts5_bm25(fields, phrases, idf, query.weights, stats.avg_length)
+            scored.append(_match(r, score))
+        scored.sort(key=lambda m: (-m.score, m.chunk_id))
+        return scored[: query.limit]
+
+    def chunk_matches(self, chunk_ids: Sequence[str]) -> list[KeywordMatch]:
+        docs, idxs = _keys(chunk_ids)
+        rows = self._read(
+            f"SELECT {_MATCH}, k.n FROM unnest(%s::text[], %s::int[]) WITH ORDINALITY k(d, i, n)"
+            " JOIN chunks c ON c.doc_id = k.d AND c.idx = k.i JOIN documents d ON d.id = c.doc_id"
+            " ORDER BY k.n",
+            (docs, idxs),
+        )
+        return [_match(r, 0.0) for r in rows]
+
+    def similar_terms(self, word: str, max_edits: int) -> list[SimilarTerm]:
+        token = self.change_token()
+        with self._vocab_lock:
+            if self._vocab is None or self._vocab[0] != token:
+                rows = self._read("SELECT term, df FROM terms WHERE df > 0 ORDER BY term")
+                self._vocab = (token, [r[0] for r in rows], dict(rows))
+            _, terms, df = self._vocab
+        return similar(word, max_edits, terms, df)
+
+    # --------------------------------------------------------------------- vectors
+    def embedder(self) -> tuple[str, int] | None:
+        meta = dict(
+            self._read(
+                "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedder_dimension')"
+            )
+        )
+        if not meta.get("embedder"):
+            return None
+        return meta["embedder"], int(meta.get("embedder_dimension", 0))
+
+    def set_embedder(self, name: str, dimension: int) -> None:
+        if dimension < 1:
+            raise InvalidInput(f"embedder dimension must be positive, got {dimension}")
+
+        def run(cur: psycopg.Cursor[Any]) -> None:
+            cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"groundkb {self.schema}",))
+            meta = dict(cur.execute(
+                "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedder_dimension')"
+            ).fetchall())  # fmt: skip
+            if meta.get("embedder") == name and meta.get("embedder_dimension") == str(dimension):
+                return
+            cur.execute("DROP INDEX IF EXISTS chunks_embedding")
+            cur.execute("UPDATE chunks SET embedding = NULL WHERE embedding IS NOT NULL")
+            cur.execute(
+                f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({dimension})"
+                f" USING NULL::vector({dimension})"
+            )
+            if dimension <= HNSW_MAX_DIMENSION:
+                cur.execute(
+                    "CREATE INDEX chunks_embedding ON chunks USING hnsw (embedding vector_ip_ops)"
+                )
+            cur.execute(
+                "INSERT INTO meta(key, value) VALUES ('embedder', %s), ('embedder_dimension', %s)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (name, str(dimension)),
+            )
+
+        self._write(run)
+
+    def chunks_to_embed(self, limit: int) -> list[tuple[str, str]]:
+        rows = self._read(
+            "SELECT c.doc_id, c.idx, d.title, c.header_path, c.text FROM chunks c"
+            " JOIN documents d ON d.id = c.doc_id WHERE c.embedding IS NULL ORDER BY c.id"
+            " LIMIT %s",
+            (limit,),
+        )
+        return [(f"{r[0]}#{r[1]}", embedding_text(r[2], r[3], r[4])) for r in rows]
+
+    def count_chunks_to_embed(self) -> int:
+        return int(self._read("SELECT count(*) FROM chunks WHERE embedding IS NULL")[0][0])
+
+    def put_vectors(self, items: Sequence[tuple[str, bytes]]) -> None:
+        emb = self.embedder()
+        if emb is None:
+            raise InvalidInput("no embedder recorded: set_embedder before put_vectors")
+        params = []
+        for chunk_id, blob in items:
+            if len(blob) != 4 * emb[1]:
+                raise IndexMismatch(
+                    f"vector of {chunk_id} has {len(blob) // 4} dimensions, "
+                    f"the index holds {emb[1]} ({emb[0]})"
+                )
+            doc_id, idx = chunk_key(chunk_id)
+            params.append((np.frombuffer(blob, dtype=np.float32), doc_id, idx))
+        if params:
+            self._write(
+                lambda cur: cur.executemany(
+                    "UPDATE chunks SET embedding = %s WHERE doc_id = %s AND idx = %s", params
+                )
+            )
+
+    def nearest(self, vector: bytes, filters: Filters, k: int) -> list[tuple[str, float]]:
+        if k <= 0:
+            return []
+        query = np.frombuffer(vector, dtype=np.float32)
+        where, args = _filters(filters, "c")
+        sql = (
+            "SELECT c.doc_id, c.idx, -(c.embedding <#> %s) FROM chunks c"
+            f" WHERE c.embedding IS NOT NULL{where} ORDER BY c.embedding <#> %s LIMIT %s"
+        )
+
+        def run(conn: Conn) -> list[Any]:
+            if k <= EF_SEARCH:
+                return conn.execute(sql, [query, *args, query, k]).fetchall()
+            with conn.transaction():
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(k),))
+                return conn.execute(sql, [query, *args, query, k]).fetchall()
+
+        rows = self._connections.run(run)
+        out = [(f"{d}#{i}", float(s)) for d, i, s in rows]
+        out.sort(key=lambda x: -x[1])  # relaxed iterative scans may return slightly out of order
+        return out
+
+    def similarities(self, vector: bytes, chunk_ids: Sequence[str]) -> dict[str, float]:
+        docs, idxs = _keys(chunk_ids)
+        rows = self._read(
+            "SELECT c.doc_id, c.idx, -(c.embedding <#> %s) FROM unnest(%s::text[], %s::int[])"
+            " k(d, i) JOIN chunks c ON c.doc_id = k.d AND c.idx = k.i"
+            " WHERE c.embedding IS NOT NULL",
+            (np.frombuffer(vector, dtype=np.float32), docs, idxs),
+        )
+        return {f"{d}#{i}": float(s) for d, i, s in rows}
+
+    def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, bytes]:
+        docs, idxs = _keys(chunk_ids)
+        rows = self._read(
+            "SELECT c.doc_id, c.idx, c.embedding FROM unnest(%s::text[], %s::int[]) k(d, i)"
+            " JOIN chunks c ON c.doc_id = k.d AND c.idx = k.i WHERE c.embedding IS NOT NULL",
+            (docs, idxs),
+        )
+        return {
+            f"{d}#{i}": np.asarray(v.to_numpy(), dtype=np.float32).tobytes() for d, i, v in rows
+        }

@@ -1,0 +1,49 @@
+"""The store contract on SQLite, and what only SQLite does (a file, migrations on open)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from groundkb.errors import IndexMismatch, StoreError
+from groundkb.serve.cli import cli
+from groundkb.store import open_store
+from groundkb.testing.conformance import StoreConformance
+
+
+class TestSQLiteStore(StoreConformance):
+    @pytest.fixture
+    def location(self, tmp_path: Path) -> str:
+        return f"sqlite:///{tmp_path / 'kb.db'}"
+
+
+def test_an_index_from_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "kb.db"
+    open_store(str(path)).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(IndexMismatch, match="schema version 999"):
+        open_store(str(path))
+
+
+def test_a_file_that_is_not_a_database_gives_our_error(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("just some text, certainly not SQLite\n" * 100)
+    with pytest.raises(StoreError, match="not a groundkb index"):
+        open_store(str(path))
+    result = CliRunner().invoke(cli, ["--db", str(path), "stats"])
+    assert result.exit_code == 2
+    assert "error [store_error]" in result.output and "Traceback" not in result.output
+
+
+def test_migrate_reports_the_schema_version(tmp_path: Path) -> None:
+    db = str(tmp_path / "kb.db")
+    first = CliRunner().invoke(cli, ["--db", db, "migrate"])
+    assert first.exit_code == 0 and "from version 0 to 2" in first.output
+    again = CliRunner().invoke(cli, ["--db", db, "migrate"])
+    assert again.exit_code == 0 and "current (version 2)" in again.output
