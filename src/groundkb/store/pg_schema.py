@@ -94,6 +94,9 @@ CREATE TABLE chunks(
     embedding vector,
     UNIQUE (doc_id, idx)
 );
+-- Keep the tsvector inline (compressed) rather than out of line: candidate ranking
+-- reads it once per ts_rank call, and out-of-line values are fetched again each time.
+ALTER TABLE chunks ALTER COLUMN tsv SET STORAGE MAIN;
 CREATE INDEX chunks_tsv ON chunks USING gin (tsv);
 CREATE INDEX chunks_unembedded ON chunks (id) WHERE embedding IS NULL;
 CREATE TABLE terms(term text COLLATE "C" PRIMARY KEY, df int NOT NULL);

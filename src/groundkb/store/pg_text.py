@@ -24,7 +24,7 @@ from typing import Any
 from .base import FIELDS
 from .rows import FTS5_B
 
-POOL_FACTOR = 3
+POOL_FACTOR = 2
 MAX_LEXEME_BYTES = 2046  # PostgreSQL's limit; longer tokens are not indexed here
 MAX_POSITION = 16383
 MAX_POSITIONS = 255  # per lexeme

@@ -57,7 +57,7 @@ from .rows import (
     check_chunks,
     doc_row,
     document,
-    fts5_bm25,
+    Fts5Scorer,
     fts5_idf,
     now,
     similar,
@@ -447,27 +447,30 @@ class PostgresStore:
         if not phrases or query.limit <= 0:
             return []
 
-        def run(conn: Conn) -> tuple[TermStats, dict[tuple[str, ...], float], list[Any]]:
+        def pool(conn: Conn) -> tuple[TermStats, dict[tuple[str, ...], float], list[Any]]:
             stats = self._term_rows(conn, {t for p in phrases for t in p})
             idf = {p: fts5_idf(stats.chunks, min(stats.df[t] for t in p)) for p in phrases}
             order, order_args = order_sql(phrases, idf, query.weights, stats.avg_length)
             where, args = _filters(query.filters, "c")
             rows = conn.execute(
-                f"SELECT {_MATCH} FROM (SELECT c.id FROM chunks c WHERE c.tsv @@ %s::tsquery"
-                f"{where} ORDER BY {order} DESC LIMIT %s) top JOIN chunks c ON c.id = top.id"
-                " JOIN documents d ON d.id = c.doc_id",
+                f"SELECT c.id, c.fields FROM chunks c WHERE c.tsv @@ %s::tsquery{where}"
+                f" ORDER BY {order} DESC LIMIT %s",
                 [tsquery(phrases), *args, *order_args, query.limit * POOL_FACTOR],
             ).fetchall()
             return stats, idf, rows
 
-        stats, idf, rows = self._connections.run(run)
-        scored = []
-        for r in rows:
-            fields = dict(zip(FIELDS, r[5], strict=True))
-            score = fts5_bm25(fields, phrases, idf, query.weights, stats.avg_length)
-            scored.append(_match(r, score))
-        scored.sort(key=lambda m: (-m.score, m.chunk_id))
-        return scored[: query.limit]
+        stats, idf, rows = self._connections.run(pool)
+        scorer = Fts5Scorer(phrases, idf, query.weights, stats.avg_length)
+        scores = {r[0]: scorer.score(dict(zip(FIELDS, r[1], strict=True))) for r in rows}
+        best = sorted(scores, key=lambda i: (-scores[i], i))[: query.limit]
+        found = self._read(
+            f"SELECT {_MATCH}, c.id FROM chunks c JOIN documents d ON d.id = c.doc_id"
+            " WHERE c.id = ANY(%s)",
+            (best,),
+        )
+        # Best first; equal scores in the order the chunks were written, as in SQLite.
+        found.sort(key=lambda r: (-scores[r[-1]], r[-1]))
+        return [_match(r, scores[r[-1]]) for r in found]
 
     def chunk_matches(self, chunk_ids: Sequence[str]) -> list[KeywordMatch]:
         docs, idxs = _keys(chunk_ids)

