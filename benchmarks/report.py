@@ -37,6 +37,72 @@ def load(name: str) -> tuple[dict[str, Any] | None, str]:
     return json.loads(path.read_text(encoding="utf-8")), when
 
 
+def store_backends() -> list[str]:
+    """The SQLite / PostgreSQL comparison, if it was run."""
+    data, when = load("store_backends.json")
+    if not data:
+        return []
+    lines = [
+        "## SQLite and PostgreSQL",
+        "",
+        f"`benchmarks/store_backends.py`, {when}; PostgreSQL: {data['postgres']}, on the same"
+        f" machine ({data['machine']}), over TCP on loopback.",
+        "",
+        "Ranking: each evaluation set ingested into both backends and every judged query"
+        " searched on both (limit 100, one chunk per document). *Same top 10*: the share of"
+        " queries whose first ten documents are identical, in the same order. Hybrid uses"
+        " the same vectors in both (embedded once, copied with `groundkb copy`); PostgreSQL"
+        " searches them with HNSW, SQLite exactly.",
+        "",
+        "| set | mode | SQLite nDCG@10 / R@10 / hit@1 | PostgreSQL nDCG@10 / R@10 / hit@1"
+        " | same top 10 | p50 ms SQLite / PostgreSQL |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in data["ranking"]:
+        cells = [
+            f"{r[b]['ndcg@10']:.4f} / {r[b]['recall@10']:.4f} / {r[b]['hit@1']:.4f}"
+            for b in ("sqlite", "postgresql")
+        ]
+        lines.append(
+            f"| {r['set']} | {r['mode']} | {cells[0]} | {cells[1]} | {r['same_top10']:.1%}"
+            f" | {r['sqlite']['p50_ms']} / {r['postgresql']['p50_ms']} |"
+        )
+    lines += [
+        "",
+        "Single process, synthetic corpora (as above), keyword search at the default limit"
+        " over 300 real queries, the two backends alternating query by query:",
+        "",
+        "| chunks | backend | ingest chunks/s | keyword p50 / p95 ms | size MB |",
+        "|---|---|---|---|---|",
+    ]
+    for r in data["latency"].values():
+        for b in ("sqlite", "postgresql"):
+            x = r[b]
+            lines.append(
+                f"| {x['chunks']:,} | {b} | {x['ingest_chunks_per_s']:,} | {x['p50_ms']} /"
+                f" {x['p95_ms']} | {x['size_mb']} |"
+            )
+    if data["serving"]:
+        first = data["serving"][0]
+        lines += [
+            "",
+            f"Serving the {min(int(k) for k in data['latency']):,}-chunk corpus:"
+            f" `groundkb serve --http` processes, {first['clients']} concurrent MCP clients"
+            " (streamable HTTP on loopback, in one process on the same 2 cores) calling"
+            " `search_knowledge` for 10 s after a warm-up; latency as the clients see it.",
+            "",
+            "| backend | server processes | searches/s | p50 / p95 ms | errors |",
+            "|---|---|---|---|---|",
+        ]
+        for r in data["serving"]:
+            lines.append(
+                f"| {r['backend']} | {r['processes']} | {r['per_s']}"
+                f" | {r['p50_ms']} / {r['p95_ms']} | {r['errors']} |"
+            )
+    lines.append("")
+    return lines
+
+
 def main() -> None:
     lines = [
         "# Benchmarks",
@@ -117,6 +183,7 @@ def main() -> None:
                 f" | {' / '.join(f'{x:.3f}' for x in ref) if ref else '—'} |"
             )
         lines.append("")
+    lines += store_backends()
     api, when = load("api_questions.json")
     if api:
         sizes = {name: g["all"]["n"] for name, g in api["summary"]["keyword"].items()}

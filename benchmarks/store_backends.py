@@ -50,7 +50,7 @@ from groundkb.store.copy import copy_store
 from groundkb.testing.postgres import LocalPostgres, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from keyword_search import build_corpus, real_paragraphs, real_queries  # noqa: E402
+from keyword_search import build_corpus, real_paragraphs, real_queries
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_EVAL = ROOT.parent / "shared" / "eval"

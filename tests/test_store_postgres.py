@@ -39,7 +39,7 @@ def test_a_newer_schema_is_refused(pg_url: str) -> None:
     schema = pg_url.rsplit("schema=", 1)[1]
     with psycopg.connect(pg_url.split("?")[0], autocommit=True) as conn:
         conn.execute(f"UPDATE {schema}.meta SET value = '7' WHERE key = 'schema_version'")
-    with pytest.raises(IndexMismatch, match="schema version 7.*Upgrade groundkb"):
+    with pytest.raises(IndexMismatch, match=r"schema version 7.*Upgrade groundkb"):
         open_store(pg_url)
     result = CliRunner().invoke(cli, ["--db", pg_url, "migrate"])
     assert result.exit_code == 2 and "Upgrade groundkb" in result.output
@@ -52,7 +52,7 @@ def test_a_database_without_pgvector_gets_instructions(postgres: Postgres) -> No
     server.execute("CREATE ROLE app LOGIN PASSWORD 'app-pw'")
     server.execute("CREATE DATABASE novector OWNER app")
     as_admin = server.database_url("novector")
-    with pytest.raises(StoreError, match="pgvector.*groundkb migrate"):
+    with pytest.raises(StoreError, match=r"pgvector.*groundkb migrate"):
         open_store(as_admin)
     as_app = server.database_url("novector", user="app", password="app-pw")
     result = CliRunner().invoke(cli, ["--db", as_app, "migrate"])

@@ -53,11 +53,11 @@ from .pg_schema import vector_extension as _vector_extension
 from .pg_text import POOL_FACTOR, indexable, order_sql, tsquery, tsvector
 from .rows import (
     DOC_COLUMNS,
+    Fts5Scorer,
     analyzed,
     check_chunks,
     doc_row,
     document,
-    Fts5Scorer,
     fts5_idf,
     now,
     similar,

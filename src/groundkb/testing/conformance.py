@@ -226,7 +226,8 @@ class StoreConformance:
         store.write(*make_doc("a", "gadget", type="guide"))
         store.write(*make_doc("a", "gadget", type="command", category="cli"))
         for f in (Filters(types=("command",)), Filters(categories=("cli",))):
-            assert [m.doc_id for m in store.keyword_candidates(query("gadget", **_f(f)))] == ["a"]
+            found = store.keyword_candidates(KeywordQuery([("gadget",)], WEIGHTS, f))
+            assert [m.doc_id for m in found] == ["a"]
         assert store.keyword_candidates(query("gadget", types=("guide",))) == []
 
     # ------------------------------------------------------- keyword candidates
@@ -417,7 +418,3 @@ class StoreConformance:
         store.close()
         with pytest.raises(GroundKBError):
             store.term_stats(["x"])
-
-
-def _f(filters: Filters) -> dict[str, tuple[str, ...]]:
-    return {"types": filters.types, "categories": filters.categories, "sources": filters.sources}

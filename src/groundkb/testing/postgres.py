@@ -47,9 +47,7 @@ def binaries() -> Path:
 
 def _open_to_others(path: Path) -> bool:
     """Whether any user can reach ``path`` (every folder above it searchable by others)."""
-    return all(p.stat().st_mode & 0o001 for p in path.parents) and bool(
-        path.stat().st_mode & 0o005
-    )
+    return all(p.stat().st_mode & 0o001 for p in path.parents) and bool(path.stat().st_mode & 0o005)
 
 
 def _shared_binaries(bin_dir: Path) -> Path:
