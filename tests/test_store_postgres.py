@@ -6,10 +6,12 @@ from __future__ import annotations
 import psycopg
 import pytest
 from click.testing import CliRunner
+from mcp import Client
 
 from groundkb import KnowledgeBase, Settings
 from groundkb.errors import IndexMismatch, StoreError, StoreUnavailable
 from groundkb.serve.cli import cli
+from groundkb.serve.mcp import build_server
 from groundkb.store import open_store
 from groundkb.testing.conformance import StoreConformance
 from groundkb.testing.postgres import free_port
@@ -78,19 +80,29 @@ def test_wrong_credentials_and_unreachable_servers_give_clear_errors(postgres: P
         open_store(missing)
 
 
-def test_an_outage_fails_searches_and_the_store_recovers_by_itself(postgres: Postgres) -> None:
+@pytest.mark.anyio
+async def test_an_outage_fails_searches_and_the_store_recovers_by_itself(
+    postgres: Postgres,
+) -> None:
     server = postgres.need_local()
     url = postgres.schema_url()
     with KnowledgeBase.open(settings=Settings(db=url, db_timeout=3)) as kb:
         assert kb.ingest(EXAMPLES / "docs", source="docs").ok
         assert kb.search("explain workspace").hits[0].doc_id == "concepts/workspace"
-        server.stop()
-        try:
-            with pytest.raises(StoreUnavailable):
-                kb.search("explain workspace")
-            with pytest.raises(StoreUnavailable):  # fails at once while it stays down
-                kb.search("what is home")
-        finally:
-            server.start()
+        async with Client(build_server(kb)) as client:
+            server.stop()
+            try:
+                with pytest.raises(StoreUnavailable):
+                    kb.search("explain workspace")
+                with pytest.raises(StoreUnavailable):  # fails at once while it stays down
+                    kb.search("what is home")
+                res = await client.call_tool("search_knowledge", {"query": "what is home"})
+                assert res.is_error
+                assert "[store_unavailable]" in str(res.content[0])
+            finally:
+                server.start()
+            res = await client.call_tool("search_knowledge", {"query": "explain workspace"})
+            assert not res.is_error and res.structured_content is not None
+            assert res.structured_content["hits"][0]["doc_id"] == "concepts/workspace"
         r = kb.search("explain workspace")
         assert r.verdict.kind == "answer" and r.hits[0].doc_id == "concepts/workspace"

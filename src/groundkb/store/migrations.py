@@ -47,7 +47,8 @@ class MigrationTarget(Protocol):
         ...
 
     def apply(self, migration: Migration) -> None:
-        """Run the migration and record its version, in one transaction."""
+        """Run the migration and record its version atomically (in a transaction of its
+        own, or in the one the lock holds)."""
         ...
 
 

@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
 from ..analyze.text import TOKENIZER_VERSION
-from ..errors import Conflict, IndexMismatch, InvalidInput, StoreError
+from ..errors import IndexMismatch, InvalidInput, StoreError
 from ..models import Chunk, Document, Filters, Source, SourceInfo, Stats
 from . import migrations
 from .base import (
@@ -50,13 +49,12 @@ from .base import (
 from .pg_connect import Connections, connect, map_error, parse_url
 from .pg_schema import MIGRATIONS, SCHEMA_VERSION, Migrator, schema_version, search_path
 from .pg_schema import vector_extension as _vector_extension
-from .pg_text import POOL_FACTOR, indexable, order_sql, tsquery, tsvector
+from .pg_text import POOL_FACTOR, indexable, order_sql, tsquery
+from .pg_write import clean, drop_chunks, write_document
 from .rows import (
     DOC_COLUMNS,
     Fts5Scorer,
-    analyzed,
     check_chunks,
-    doc_row,
     document,
     fts5_idf,
     now,
@@ -75,11 +73,6 @@ _SUMMARY = (
 _MATCH = (
     "c.doc_id, c.idx, c.header_path, c.text, c.chunk_hash, c.fields, d.content_hash, " + _SUMMARY
 )
-
-
-def _clean(value: Any) -> Any:
-    """PostgreSQL text cannot hold NUL: stored as U+FFFD."""
-    return value.replace("\x00", "\ufffd") if isinstance(value, str) else value
 
 
 def _filters(filters: Filters, alias: str) -> tuple[str, list[Any]]:
@@ -229,7 +222,7 @@ class PostgresStore:
                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO UPDATE SET"
                 " kind = excluded.kind, location = excluded.location, groups = excluded.groups,"
                 " updated_at = excluded.updated_at",
-                [_clean(v) for v in (source.name, source.kind, source.location)]
+                [clean(v) for v in (source.name, source.kind, source.location)]
                 + [json.dumps(source.groups), stamp, stamp],
             )
         )
@@ -251,25 +244,12 @@ class PostgresStore:
             ids = [r[0] for r in cur.execute(
                 "SELECT id FROM documents WHERE source = %s ORDER BY id FOR UPDATE", (name,)
             ).fetchall()]  # fmt: skip
-            self._drop_chunks(cur, "source = %s", name)
+            drop_chunks(cur, "source = %s", name)
             cur.execute("DELETE FROM documents WHERE source = %s", (name,))
             cur.execute("DELETE FROM sources WHERE name = %s", (name,))
             return len(ids)
 
         return int(self._write(run))
-
-    @staticmethod
-    def _drop_chunks(cur: psycopg.Cursor[Any], where: str, arg: Any) -> None:
-        """Delete chunks, taking their terms and tokens out of the statistics."""
-        cur.execute(
-            f"WITH gone AS (DELETE FROM chunks WHERE {where} RETURNING tsv, length),"
-            " t AS (INSERT INTO terms(term, df) SELECT u.lexeme, -count(*) FROM gone,"
-            "  unnest(gone.tsv) u GROUP BY u.lexeme ORDER BY u.lexeme"
-            "  ON CONFLICT (term) DO UPDATE SET df = terms.df + excluded.df)"
-            " UPDATE state SET chunks = chunks - (SELECT count(*) FROM gone),"
-            " tokens = tokens - (SELECT coalesce(sum(length), 0) FROM gone) WHERE id = 1",
-            (arg,),
-        )
 
     # ----------------------------------------------------------------- documents
     def doc_states(self, source: str) -> dict[str, StoredDoc]:
@@ -285,97 +265,7 @@ class PostgresStore:
 
     def write(self, doc: Document, chunks: Sequence[Chunk]) -> WriteResult:
         check_chunks(doc, chunks)
-        row = [_clean(v) for v in doc_row(doc)] + [str(doc.metadata.get("operation_kind", ""))]
-        cols = [*DOC_COLUMNS, "operation_kind"]
-        updates = ", ".join(f"{c} = excluded.{c}" for c in cols[2:])
-        upsert = (
-            f"INSERT INTO documents({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})"
-            f" ON CONFLICT (id) DO UPDATE SET {updates} WHERE documents.source = excluded.source"
-            " RETURNING id"
-        )
-
-        def run(cur: psycopg.Cursor[Any]) -> WriteResult:
-            old = cur.execute(
-                "SELECT source, content_hash, type, category FROM documents WHERE id = %s"
-                " FOR UPDATE",
-                (doc.id,),
-            ).fetchone()
-            if old and old[0] != doc.source:
-                raise Conflict(f"document id {doc.id!r} already belongs to source {old[0]!r}")
-            try:
-                if cur.execute(upsert, row).fetchone() is None:
-                    raise Conflict(f"document id {doc.id!r} already belongs to another source")
-            except psycopg.errors.ForeignKeyViolation:
-                raise InvalidInput(
-                    f"no source named {doc.source!r}: put the source first"
-                ) from None
-            existing = {
-                idx: (h, n)
-                for idx, h, n in cur.execute(
-                    "SELECT idx, chunk_hash, length FROM chunks WHERE doc_id = %s", (doc.id,)
-                ).fetchall()
-            }
-            changed = [c for c in chunks if existing.get(c.index, ("",))[0] != c.chunk_hash]
-            stale = [i for i in existing if i >= len(chunks)]
-            replaced = [c.index for c in changed if c.index in existing] + stale
-            delta: Counter[str] = Counter()
-            tokens = 0
-            if replaced:
-                for (lexemes,) in cur.execute(
-                    "SELECT tsvector_to_array(tsv) FROM chunks WHERE doc_id = %s AND idx = ANY(%s)",
-                    (doc.id, replaced),
-                ).fetchall():
-                    delta.subtract(lexemes)
-                tokens -= sum(existing[i][1] for i in replaced)
-            params = []
-            for c in changed:
-                fields = analyzed(doc, c)
-                literal, length, lexemes = tsvector(fields)
-                delta.update(lexemes)
-                tokens += length
-                params.append(
-                    (doc.id, c.index, doc.source, doc.type, doc.category, _clean(c.header_path),
-                     _clean(c.text), c.chunk_hash, list(fields), length, literal)
-                )  # fmt: skip
-            if params:
-                cur.executemany(
-                    "INSERT INTO chunks(doc_id, idx, source, type, category, header_path, text,"
-                    " chunk_hash, fields, length, tsv) VALUES (%s, %s, %s, %s, %s, %s, %s, %s,"
-                    " %s, %s, %s::tsvector) ON CONFLICT (doc_id, idx) DO UPDATE SET"
-                    " type = excluded.type, category = excluded.category,"
-                    " header_path = excluded.header_path, text = excluded.text,"
-                    " chunk_hash = excluded.chunk_hash, fields = excluded.fields,"
-                    " length = excluded.length, tsv = excluded.tsv, embedding = NULL",
-                    params,
-                )
-            if stale:
-                cur.execute(
-                    "DELETE FROM chunks WHERE doc_id = %s AND idx = ANY(%s)", (doc.id, stale)
-                )
-            if old and (old[2], old[3]) != (doc.type, doc.category):
-                cur.execute(
-                    "UPDATE chunks SET type = %s, category = %s WHERE doc_id = %s",
-                    (doc.type, doc.category, doc.id),
-                )
-            terms = sorted((t, n) for t, n in delta.items() if n)
-            if terms:
-                cur.execute(
-                    "INSERT INTO terms(term, df) SELECT * FROM unnest(%s::text[], %s::int[])"
-                    " ORDER BY 1 ON CONFLICT (term) DO UPDATE SET df = terms.df + excluded.df",
-                    ([t for t, _ in terms], [n for _, n in terms]),
-                )
-            new_chunks = len([c for c in changed if c.index not in existing]) - len(stale)
-            if new_chunks or tokens:
-                cur.execute(
-                    "UPDATE state SET chunks = chunks + %s, tokens = tokens + %s WHERE id = 1",
-                    (new_chunks, tokens),
-                )
-            if old and old[1] == doc.content_hash and not changed and not stale:
-                return WriteResult("unchanged", 0, 0)
-            status: Literal["inserted", "updated"] = "updated" if old else "inserted"
-            return WriteResult(status, len(changed), len(stale))
-
-        result: WriteResult = self._write(run)
+        result: WriteResult = self._write(lambda cur: write_document(cur, doc, chunks))
         return result
 
     def delete_documents(self, doc_ids: Iterable[str]) -> int:
@@ -388,7 +278,7 @@ class PostgresStore:
                 "SELECT id FROM documents WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (ids,)
             ).fetchall()]  # fmt: skip
             if found:
-                self._drop_chunks(cur, "doc_id = ANY(%s)", found)
+                drop_chunks(cur, "doc_id = ANY(%s)", found)
                 cur.execute("DELETE FROM documents WHERE id = ANY(%s)", (found,))
             return len(found)
 

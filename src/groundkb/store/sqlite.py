@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..analyze.text import TOKENIZER_VERSION
 from ..errors import Conflict, IndexMismatch, InvalidInput, StoreError
 from ..models import Chunk, Document, Filters, Source, SourceInfo, Stats
-from . import migrations
+from . import migrations, sqlite_vectors
 from .base import (
     FIELDS,
     DocSummary,
@@ -40,27 +40,14 @@ from .base import (
     TermStats,
     WriteResult,
     chunk_key,
-    embedding_text,
 )
 from .rows import DOC_COLUMNS, analyzed, check_chunks, doc_row, document, now, similar, summary
-from .sqlite_schema import MIGRATIONS, SCHEMA_VERSION
+from .sqlite_schema import MIGRATIONS, SCHEMA_VERSION, Migrator, schema_version
 
 if TYPE_CHECKING:
     from .exact import VectorMatrix
 
 log = logging.getLogger(__name__)
-
-
-def _statements(script: str) -> Iterator[str]:
-    """Split a SQL script into complete statements (triggers contain semicolons)."""
-    buf = ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            yield buf.strip()
-            buf = ""
-    if buf.strip():
-        yield buf.strip()
 
 
 def _fts_phrase(tokens: tuple[str, ...]) -> str:
@@ -157,10 +144,10 @@ class SQLiteStore:
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute("PRAGMA cache_size = -65536")
             if migrate:
-                self.migrated = migrations.migrate(self, MIGRATIONS)
+                self.migrated = migrations.migrate(Migrator(self._db, self.path), MIGRATIONS)
                 self._record_tokenizer()
             else:
-                migrations.check_current(self.schema_version(), MIGRATIONS, self.path)
+                migrations.check_current(schema_version(self._db), MIGRATIONS, self.path)
             self._check_tokenizer()
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -215,36 +202,6 @@ class SQLiteStore:
                 return self._db.execute(sql, args).fetchall()
             except sqlite3.Error as exc:
                 raise StoreError(f"{self.path}: {exc}") from exc
-
-    # migrations.MigrationTarget
-    def schema_version(self) -> int:
-        db = self._db
-        if not db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
-        ).fetchone():
-            return 0
-        row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        return int(row[0]) if row else 0
-
-    @contextmanager
-    def migration_lock(self) -> Iterator[None]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")  # excludes every other writer of the file
-            try:
-                yield
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._rollback()
-                raise
-
-    def apply(self, migration: migrations.Migration) -> None:
-        for statement in _statements(migration.sql):
-            self._db.execute(statement)
-        self._db.execute(
-            "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (str(migration.version),),
-        )
 
     def _record_tokenizer(self) -> None:
         with self._tx() as db:
@@ -532,73 +489,24 @@ class SQLiteStore:
 
     def set_embedder(self, name: str, dimension: int) -> None:
         with self._tx() as db:
-            rows = dict(
-                db.execute(
-                    "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedder_dimension')"
-                ).fetchall()
-            )
-            if rows.get("embedder") != name or rows.get("embedder_dimension") != str(dimension):
-                db.execute("DELETE FROM vectors")
-            db.executemany(
-                "INSERT INTO meta(key, value) VALUES(?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                [("embedder", name), ("embedder_dimension", str(dimension))],
-            )
+            sqlite_vectors.set_embedder(db, name, dimension)
 
     def chunks_to_embed(self, limit: int) -> list[tuple[str, str]]:
-        rows = self._query(
-            "SELECT c.doc_id, c.idx, d.title, c.header_path, c.text FROM chunks c"
-            " JOIN documents d ON d.id = c.doc_id"
-            " LEFT JOIN vectors v ON v.rowid = c.rowid AND v.chunk_hash = c.chunk_hash"
-            " WHERE v.rowid IS NULL ORDER BY c.rowid LIMIT ?",
-            (limit,),
-        )
-        return [(f"{r[0]}#{r[1]}", embedding_text(r[2], r[3], r[4])) for r in rows]
+        return sqlite_vectors.chunks_to_embed(self._query, limit)
 
     def count_chunks_to_embed(self) -> int:
-        return int(
-            self._query(
-                "SELECT count(*) FROM chunks c LEFT JOIN vectors v"
-                " ON v.rowid = c.rowid AND v.chunk_hash = c.chunk_hash WHERE v.rowid IS NULL"
-            )[0][0]
-        )
+        return sqlite_vectors.count_chunks_to_embed(self._query)
 
     def put_vectors(self, items: Sequence[tuple[str, bytes]]) -> None:
-        emb = self.embedder()
-        if emb is None:
-            raise InvalidInput("no embedder recorded: set_embedder before put_vectors")
-        for chunk_id, blob in items:
-            if len(blob) != 4 * emb[1]:
-                raise IndexMismatch(
-                    f"vector of {chunk_id} has {len(blob) // 4} dimensions, "
-                    f"the index holds {emb[1]} ({emb[0]})"
-                )
+        sqlite_vectors.check_dimensions(self.embedder(), items)
         with self._tx() as db:
-            for chunk_id, blob in items:
-                doc_id, idx = chunk_key(chunk_id)
-                row = db.execute(
-                    "SELECT rowid, chunk_hash FROM chunks WHERE doc_id = ? AND idx = ?",
-                    (doc_id, idx),
-                ).fetchone()
-                if row is not None:
-                    db.execute(
-                        "INSERT OR REPLACE INTO vectors(rowid, chunk_hash, vector) VALUES(?,?,?)",
-                        (row[0], row[1], blob),
-                    )
+            sqlite_vectors.put_vectors(db, items)
 
     def _vectors(self) -> VectorMatrix:
-        from .exact import VectorMatrix
-
         token = self.change_token()
         matrix = self._matrix
         if matrix is None or matrix.token != token:
-            emb = self.embedder()
-            rows = self._query(
-                "SELECT c.doc_id || '#' || c.idx, d.type, d.category, d.source, v.vector"
-                " FROM vectors v JOIN chunks c ON c.rowid = v.rowid AND c.chunk_hash = v.chunk_hash"
-                " JOIN documents d ON d.id = c.doc_id ORDER BY c.rowid"
-            )
-            matrix = self._matrix = VectorMatrix.build(token, rows, emb[1] if emb else 0)
+            matrix = self._matrix = sqlite_vectors.load(self._query, token, self.embedder())
         return matrix
 
     def nearest(self, vector: bytes, filters: Filters, k: int) -> list[tuple[str, float]]:
@@ -608,15 +516,4 @@ class SQLiteStore:
         return self._vectors().similarities(vector, chunk_ids)
 
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, bytes]:
-        keys = list(dict.fromkeys(chunk_key(c) for c in chunk_ids))
-        out: dict[str, bytes] = {}
-        for i in range(0, len(keys), 250):
-            part = keys[i : i + 250]
-            rows = self._query(
-                f"SELECT c.doc_id, c.idx, v.vector FROM (VALUES {','.join('(?,?)' for _ in part)})"
-                " k CROSS JOIN chunks c ON c.doc_id = k.column1 AND c.idx = k.column2"
-                " JOIN vectors v ON v.rowid = c.rowid AND v.chunk_hash = c.chunk_hash",
-                [v for pair in part for v in pair],
-            )
-            out.update({f"{d}#{i}": bytes(b) for d, i, b in rows})
-        return out
+        return sqlite_vectors.get_vectors(self._query, chunk_ids)

@@ -9,6 +9,10 @@ version, tokenizer, embedder).
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
 from .migrations import Migration
 
 _SCHEMA_1 = """
@@ -83,3 +87,56 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "embeddings", _SCHEMA_2),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def statements(script: str) -> Iterator[str]:
+    """Split a SQL script into complete statements (triggers contain semicolons)."""
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            yield buf.strip()
+            buf = ""
+    if buf.strip():
+        yield buf.strip()
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    """The recorded version; 0 for a file without a groundkb schema."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone():
+        return 0
+    row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+class Migrator:
+    """``migrations.MigrationTarget`` for one SQLite file: every pending migration in one
+    ``BEGIN IMMEDIATE`` transaction, which also excludes every other writer of the file.
+    The caller holds the store's lock."""
+
+    def __init__(self, db: sqlite3.Connection, location: str) -> None:
+        self.db = db
+        self.location = location
+
+    def schema_version(self) -> int:
+        return schema_version(self.db)
+
+    @contextmanager
+    def migration_lock(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self.db.execute("COMMIT")
+        except BaseException:
+            with suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
+            raise
+
+    def apply(self, migration: Migration) -> None:
+        for statement in statements(migration.sql):
+            self.db.execute(statement)
+        self.db.execute(
+            "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (str(migration.version),),
+        )
