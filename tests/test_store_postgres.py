@@ -3,12 +3,14 @@ migrations, connection errors, outages, several processes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import psycopg
 import pytest
 from click.testing import CliRunner
 from mcp import Client
 
-from groundkb import KnowledgeBase, Settings
+from groundkb import KnowledgeBase, Settings, load_settings
 from groundkb.errors import IndexMismatch, StoreError, StoreUnavailable
 from groundkb.serve.cli import cli
 from groundkb.serve.mcp import build_server
@@ -106,3 +108,30 @@ async def test_an_outage_fails_searches_and_the_store_recovers_by_itself(
             assert res.structured_content["hits"][0]["doc_id"] == "concepts/workspace"
         r = kb.search("explain workspace")
         assert r.verdict.kind == "answer" and r.hits[0].doc_id == "concepts/workspace"
+
+
+def test_a_database_url_comes_from_the_settings_file_the_environment_or_the_flag(
+    tmp_path: Path, pg_url: str
+) -> None:
+    config = tmp_path / "groundkb.toml"
+    config.write_text(f'db = "{pg_url}"\n')
+    assert load_settings(config, env={}).db == pg_url  # a URL is not a path to resolve
+    assert load_settings(env={"GROUNDKB_DATABASE_URL": pg_url}).db == pg_url
+    both = {"GROUNDKB_DATABASE_URL": pg_url, "GROUNDKB_DB": "other.db"}
+    assert load_settings(env=both).db == "other.db"
+    result = CliRunner().invoke(cli, ["--db", pg_url, "stats", "--json"])
+    assert result.exit_code == 0, result.output
+    assert '"backend": "postgresql"' in result.output and "groundkb-test" not in result.output
+
+
+def test_urls_keep_libpq_options_and_never_show_the_password() -> None:
+    from groundkb.errors import ConfigError
+    from groundkb.store.pg_connect import parse_url
+
+    t = parse_url("postgres://kb:s3cret@db:5433/app?sslmode=require&schema=team_a")
+    assert t.schema == "team_a" and t.conninfo.startswith("postgresql://kb:s3cret@db:5433/")
+    assert "sslmode=require" in t.conninfo and "schema" not in t.conninfo
+    assert "s3cret" not in t.display and "kb:***@db:5433" in t.display
+    assert parse_url("postgresql:///app").schema == "groundkb"
+    with pytest.raises(ConfigError, match="schema"):
+        parse_url("postgresql://db/app?schema=Robert');DROP")

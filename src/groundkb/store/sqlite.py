@@ -149,9 +149,11 @@ class SQLiteStore:
             else:
                 migrations.check_current(schema_version(self._db), MIGRATIONS, self.path)
             self._check_tokenizer()
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             self._db.close()
-            raise StoreError(f"{self.path} is not a groundkb index ({exc})") from exc
+            if "not a database" in str(exc):
+                raise StoreError(f"{self.path} is not a groundkb index ({exc})") from exc
+            raise StoreError(f"cannot open {self.path}: {exc}") from exc
         except BaseException:
             self._db.close()
             raise
