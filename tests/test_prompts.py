@@ -62,9 +62,11 @@ def test_api_entities_and_resource_endpoint_operation_relationships_are_included
     assert op["type"] == "operation" and op["name"] == "POST /pets"
     assert op["properties"]["operation_id"] == "addPet"
     assert "name" in op["properties"]["request_fields"]
-    assert {"source": "resource:pet", "type": "has_endpoint", "target": "endpoint:petstore:/pets"} in (
-        data["relationships"]
-    )
+    assert {
+        "source": "resource:pet",
+        "type": "has_endpoint",
+        "target": "endpoint:petstore:/pets",
+    } in (data["relationships"])
 
 
 def test_axioms_come_from_entries_in_the_axiom_category_and_go_into_the_system_prompt(
@@ -131,7 +133,9 @@ def test_over_budget_the_lowest_scored_passages_are_dropped_first(full_kb: Knowl
     full = full_kb.build_prompt("how do I list google workspace users")
     kept = full_kb.build_prompt("how do I list google workspace users", budget={"knowledge": 250})
     assert 1 <= len(kept.hit_ids) < len(full.hit_ids)
-    scores = {h.chunk_id: h.score for h in full_kb.search("how do I list google workspace users").hits}
+    scores = {
+        h.chunk_id: h.score for h in full_kb.search("how do I list google workspace users").hits
+    }
     dropped = [i for i in kept.parts[1].dropped if i in scores]
     assert min(scores[i] for i in kept.hit_ids) >= max(scores[i] for i in dropped)
     assert kept.hit_ids[0] == full.hit_ids[0]
@@ -297,8 +301,9 @@ def test_users_add_and_override_templates_from_a_folder(
     with pytest.raises(TemplateNotFound, match="a file of that name was skipped"):
         kb.build_prompt("add a pet", template="broken")
     with pytest.raises(ConfigError, match="does not exist"):
-        KnowledgeBase(api_kb.store, api_kb.settings.replace(prompt_templates=str(tmp_path / "x")))\
-            .build_prompt("add a pet")
+        KnowledgeBase(
+            api_kb.store, api_kb.settings.replace(prompt_templates=str(tmp_path / "x"))
+        ).build_prompt("add a pet")
 
 
 @pytest.mark.parametrize(
