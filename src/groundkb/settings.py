@@ -80,7 +80,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("prompt_budget_messages", int, 500, "Prompt tokens for recent messages."),
     Setting("axiom_categories", str, "axioms", "Categories whose entries are axioms (rules)."),
     Setting("glossary_categories", str, "concepts,glossary", "Categories of the glossary."),
-    Setting("tool_max_tokens", int, 20000, "Default token cap of MCP search/get results."),
+    Setting("tool_max_tokens", int, 18000, "Default token cap of MCP search/get results."),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -131,7 +131,7 @@ class Settings:
     prompt_budget_messages: int = 500
     axiom_categories: str = "axioms"
     glossary_categories: str = "concepts,glossary"
-    tool_max_tokens: int = 20000
+    tool_max_tokens: int = 18000
     config_path: str = ""
     sources: tuple[Mapping[str, Any], ...] = ()
 

@@ -21,10 +21,13 @@ document is printed, not executed.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
+
+import yaml
 
 ContextFormat = Literal["yaml", "json", "markdown"]
 FORMATS: tuple[str, ...] = ("yaml", "json", "markdown")
@@ -91,23 +94,55 @@ def _attr(value: Any) -> str:
 
 
 def dump(value: Any, fmt: ContextFormat) -> str:
-    """``value`` (already escaped) in YAML or JSON; Markdown callers format themselves."""
+    """``value`` (already escaped) in YAML or JSON; Markdown callers format themselves.
+
+    YAML lists are dumped item by item (cached), so re-rendering a part while it is
+    fitted into its budget costs little; the result equals dumping the whole list.
+    """
     if fmt == "json":
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    import yaml
+    if isinstance(value, list):
+        return "\n".join(_yaml_item(json.dumps(v, ensure_ascii=False)) for v in value)
+    if (
+        isinstance(value, Mapping)
+        and value
+        and all(
+            isinstance(v, list) and v and _PLAIN_KEY.fullmatch(str(k)) for k, v in value.items()
+        )
+    ):
+        return "\n".join(f"{k}:\n{dump(v, 'yaml')}" for k, v in value.items())
+    return _yaml(value)
 
-    class _Dumper(yaml.SafeDumper):
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@functools.lru_cache(maxsize=4096)
+def _yaml_item(item_json: str) -> str:
+    return _yaml([json.loads(item_json)])
+
+
+def _yaml(value: Any) -> str:
+    text: str = yaml.dump(
+        value, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=1000
+    ).rstrip("\n")
+    return text
+
+
+@functools.lru_cache(maxsize=1)
+def _dumper() -> Any:
+    """A safe dumper (libyaml's when available) writing multi-line strings as blocks."""
+    base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class _Dumper(base):  # type: ignore[misc]
         pass
 
-    def _str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-        style = "|" if "\n" in data and not _HIDDEN.search(data) else None
+    def _str(dumper: Any, data: str) -> Any:
+        style = "|" if "\n" in data else None
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
     _Dumper.add_representer(str, _str)
-    text: str = yaml.dump(
-        value, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000
-    ).rstrip("\n")
-    return text
+    return _Dumper
 
 
 def _md_value(value: Any) -> str:

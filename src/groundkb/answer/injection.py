@@ -17,8 +17,10 @@ one phrase list:
   rules in a file" in a linter's docs is not flagged.
 - ``role``: reassigning who the model is: ``you are now`` + an AI persona or mode,
   ``from now on`` + a response verb, a sentence starting with ``act as an …`` + a
-  persona, ``pretend to be``, ``your new task is``.
-- ``address``: text addressed to an AI reader: ``note to the AI``, ``if you are an AI``,
+  persona or with ``pretend to be``, ``pretend you are``, ``your new task is``.
+- ``address``: text addressed to an AI reader: ``Note to the AI:``, ``Hey ChatGPT,``
+  (a label or greeting, so "send a message to the AI agent" in a CLI's docs is not),
+  ``if you are an AI``,
   ``language models reading this``, ``ChatGPT, …``, ``AI systems must …``.
 - ``markup``: chat-format control sequences that have no business in documentation:
   ``<|im_start|>``, ``[INST]``, ``<<SYS>>``, ``<system>`` tags, ``### System:``,
@@ -101,7 +103,11 @@ _ROLE = (
         r"|administrator|admin|root|DAN|unrestricted|uncensored|jailbroken|hacker)\b",
         _F,
     ),
-    re.compile(r"\bpretend (?:to be|you are|you're|that you)\b", _F),
+    re.compile(
+        r"\bpretend (?:you are|you're|that you)\b|(?:^|[.!?:;]\s+|\n)\s*(?:please\s+)?"
+        r"pretend to be\b",
+        _F,
+    ),
     re.compile(
         r"\byour (?:new|real|true|actual|only) (?:role|task|goal|purpose|objective|instructions"
         r"|job|mission|identity|persona)\b",
@@ -109,9 +115,9 @@ _ROLE = (
     ),
 )
 _ADDRESS = (
-    re.compile(
+    re.compile(  # a label or greeting: "Note to the AI:", "Hey ChatGPT,"
         rf"\b(?:note|message|instructions?|attention|reminder|hey|hi|hello|dear)\b[\s:,]*"
-        rf"(?:(?:to|for)\s+)?(?:(?:the|all|any)\s+)?{_AI}\b",
+        rf"(?:(?:to|for)\s+)?(?:(?:the|all|any)\s+)?{_AI}\s*[:,!]",
         _F,
     ),
     re.compile(rf"\bif you are (?:an?|the|any)\s+{_AI}\b", _F),

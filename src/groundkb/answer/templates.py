@@ -281,17 +281,23 @@ def _environment() -> Any:
     )
 
 
-def variables(source: str) -> set[str]:
+@functools.lru_cache(maxsize=64)
+def variables(source: str) -> frozenset[str]:
     """The top-level variables a template text uses."""
     from jinja2 import meta
 
     env = _environment()
-    return set(meta.find_undeclared_variables(env.parse(source)))
+    return frozenset(meta.find_undeclared_variables(env.parse(source)))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(source: str) -> Any:
+    return _environment().from_string(source)
 
 
 def render(source: str, context: Mapping[str, Any]) -> str:
     """Render template text in the sandbox; raises whatever rendering raised."""
-    text: str = _environment().from_string(source).render(**context)
+    text: str = _compiled(source).render(**context)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
