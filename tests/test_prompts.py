@@ -354,3 +354,11 @@ def test_prompts_do_not_load_at_import() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_malformed_messages_and_state_are_invalid_input(full_kb: KnowledgeBase) -> None:
+    for messages in ({"role": "user"}, ["hi"], [{"role": "robot", "content": "x"}]):
+        with pytest.raises(InvalidInput, match="messages"):
+            full_kb.build_prompt("explain workspace", messages=messages)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="state must be"):
+        full_kb.build_prompt("explain workspace", state=[1, 2])  # type: ignore[arg-type]

@@ -300,8 +300,10 @@ class ContextBuilder:
     def _messages(self, messages: Sequence[Mapping[str, Any]]) -> tuple[str, PartReport]:
         budget = self.budgets["messages"]
         items: list[_Item] = []
+        if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
+            raise InvalidInput("messages must be a list of {role, content}")
         for n, m in enumerate(messages):
-            role, content = m.get("role"), m.get("content")
+            role, content = (m.get("role"), m.get("content")) if isinstance(m, Mapping) else (0, 0)
             if role not in ROLES or not isinstance(content, str):
                 raise InvalidInput(
                     f"messages[{n}] must be {{role, content}} with role one of {', '.join(ROLES)}"

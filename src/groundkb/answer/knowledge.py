@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..apigraph import APIGraph, Endpoint, Resource
@@ -123,7 +123,6 @@ class Knowledge:
     relationships: tuple[Relationship, ...] = ()
     axioms: tuple[Axiom, ...] = ()
     glossary: tuple[Term, ...] = ()
-    notes: tuple[str, ...] = field(default=())
 
 
 def categories(value: str) -> tuple[str, ...]:

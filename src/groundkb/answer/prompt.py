@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
+from ..errors import GroundKBError, InvalidInput
 from ..models import SearchResult, Verdict
 from .context import PARTS, Context, ContextBuilder, PartReport, resolve_budgets
 from .formats import FORMATS, ContextFormat, Escaper, template_tags
@@ -194,12 +194,10 @@ def _fallback(registry: Any, configured: str, tpl: PromptTemplate) -> PromptTemp
         if tid and tid != tpl.id:
             try:
                 found: PromptTemplate = registry.get(tid)
-                if not found.error:
-                    return found
-            except InvalidInput:
+            except GroundKBError:
                 continue
-            except Exception:  # TemplateNotFound
-                continue
+            if not found.error:
+                return found
     return tpl
 
 
