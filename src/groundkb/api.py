@@ -7,7 +7,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,7 @@ from .store import open_store
 from .store.base import DocSummary, Store
 
 if TYPE_CHECKING:
+    from .answer import BuiltPrompt
     from .embed import Embedder
 
 log = logging.getLogger(__name__)
@@ -301,6 +302,45 @@ class KnowledgeBase:
         if not resource or not resource.strip():
             raise InvalidInput("resource is required")
         return self.api_graph().find_endpoints(resource.strip(), operation or None)
+
+    # ----------------------------------------------------------------- prompts
+    def build_prompt(
+        self,
+        question: str,
+        *,
+        template: str | None = None,
+        grounding: str | None = None,
+        format: str | None = None,
+        budget: int | Mapping[str, int] | None = None,
+        state: Mapping[str, Any] | str | None = None,
+        messages: Sequence[Mapping[str, Any]] = (),
+        instructions: str = "",
+        type: str | Sequence[str] | None = None,
+        category: str | Sequence[str] | None = None,
+        source: str | Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> BuiltPrompt:
+        """A knowledge-aware prompt for ``question`` (see ``answer/`` and docs/prompts.md).
+
+        Searches, gathers passages, API entities and relationships, axioms and the
+        glossary, fits each part into its token budget and renders the template at the
+        grounding level asked for. The result lists the template, the token estimate and
+        every id included, dropped or trimmed. Needs the ``prompts`` extra.
+        """
+        from .answer import build_prompt
+
+        return build_prompt(
+            self,
+            question,
+            template=template,
+            grounding=grounding,
+            format=format,
+            budget=budget,
+            state=state,
+            messages=messages,
+            instructions=instructions,
+            search={"type": type, "category": category, "source": source, "limit": limit},
+        )
 
     def list_documents(
         self,

@@ -67,6 +67,20 @@ SETTINGS: tuple[Setting, ...] = (
         "min_vector_hit", float, 0.3, "With no keyword match, least top cosine to return hits."
     ),
     Setting("log_level", str, "warning", "Logging level of the shells (debug, info, ...)."),
+    Setting("prompt_templates", str, "", "Folder of YAML prompt templates (add or override)."),
+    Setting("prompt_template", str, "knowledge-aware", "Template used when none is asked for."),
+    Setting("prompt_grounding", str, "", "strict, moderate or flexible; '' = the template's."),
+    Setting(
+        "prompt_format", str, "", "Context format yaml, json or markdown; '' = the template's."
+    ),
+    Setting("prompt_budget_glossary", int, 300, "Prompt tokens for core concepts (glossary)."),
+    Setting("prompt_budget_knowledge", int, 1500, "Prompt tokens for retrieved knowledge."),
+    Setting("prompt_budget_axioms", int, 300, "Prompt tokens for axioms (domain rules)."),
+    Setting("prompt_budget_state", int, 300, "Prompt tokens for caller UI/application state."),
+    Setting("prompt_budget_messages", int, 500, "Prompt tokens for recent messages."),
+    Setting("axiom_categories", str, "axioms", "Categories whose entries are axioms (rules)."),
+    Setting("glossary_categories", str, "concepts,glossary", "Categories of the glossary."),
+    Setting("tool_max_tokens", int, 18000, "Default token cap of MCP search/get results."),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -106,6 +120,18 @@ class Settings:
     min_vector_margin: float = 0.1
     min_vector_hit: float = 0.3
     log_level: str = "warning"
+    prompt_templates: str = ""
+    prompt_template: str = "knowledge-aware"
+    prompt_grounding: str = ""
+    prompt_format: str = ""
+    prompt_budget_glossary: int = 300
+    prompt_budget_knowledge: int = 1500
+    prompt_budget_axioms: int = 300
+    prompt_budget_state: int = 300
+    prompt_budget_messages: int = 500
+    axiom_categories: str = "axioms"
+    glossary_categories: str = "concepts,glossary"
+    tool_max_tokens: int = 18000
     config_path: str = ""
     sources: tuple[Mapping[str, Any], ...] = ()
 
@@ -169,7 +195,11 @@ def load_settings(
             if key not in _BY_NAME:
                 raise ConfigError(f"{path}: unknown setting {key!r}")
             values[key] = _coerce(key, value)
-        for key in ("db", "synonyms"):  # paths in the file are relative to the file
+        for key in (
+            "db",
+            "synonyms",
+            "prompt_templates",
+        ):  # paths in the file are relative to the file
             if values.get(key) and not Path(values[key]).is_absolute():
                 values[key] = str(path.parent / values[key])
     elif config:

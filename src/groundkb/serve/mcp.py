@@ -1,4 +1,5 @@
-"""The MCP server: typed, read-only tools over one KnowledgeBase. All MCP imports live here.
+"""The MCP server: typed, read-only tools over one KnowledgeBase. All MCP imports live here
+and in ``mcp_prompts.py`` (prompts and the ``build_prompt`` tool).
 
 Tools return structured output (pydantic models below); errors come back as tool errors
 that start with our error code, e.g. ``[not_found] no document with id 'x'``, never a
@@ -16,7 +17,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from ..api import KnowledgeBase
@@ -24,6 +25,7 @@ from ..apigraph import Endpoint
 from ..errors import GroundKBError, NotFound
 from ..models import Document, SearchResult
 from ..settings import Settings
+from .mcp_prompts import _prompt_tools, compact_json, fit_document, fit_search
 from .render import document_text
 
 log = logging.getLogger(__name__)
@@ -39,6 +41,8 @@ This server is the single source of truth for the product's documentation, comma
 - verdict "no_match": say you do not know. Never invent a command, endpoint or option; offer the
   did-you-mean suggestions if there are any.
 - Use get_document for the full text of a hit before giving detailed steps.
+- To hand a model a ready prompt with the knowledge for a question (grounding level, token
+  budget, citations and the ids of everything included), use build_prompt.
 - For an exact CLI command use get_command (list_commands to browse); for an API operation use
   get_api_endpoint (by path) or find_endpoints (by resource and operation, e.g. "location",
   "create"). A not-found answer means the command or endpoint does not exist.
@@ -87,6 +91,9 @@ class SearchOut(BaseModel):
     multi_intent: bool = False
     mode: str = Field(default="keyword", description="keyword, vector or hybrid: what ran.")
     notice: str = Field(default="", description="Why the search fell back to keyword, if so.")
+    dropped_hits: int = Field(
+        default=0, description="Lowest-scored hits left out to stay within max_tokens."
+    )
 
 
 class ExampleOut(BaseModel):
@@ -111,6 +118,11 @@ class DocumentOut(BaseModel):
     citation: str
     content_hash: str
     updated_at: str
+    offset: int = Field(default=0, description="Character offset of content in the document.")
+    truncated: bool = Field(default=False, description="The content was cut to max_tokens.")
+    next_offset: int | None = Field(
+        default=None, description="Pass as offset to read the rest of the content."
+    )
 
 
 def search_out(r: SearchResult) -> SearchOut:
@@ -228,6 +240,23 @@ def endpoint_out(e: Endpoint) -> EndpointOut:
     )
 
 
+MaxTokens = Annotated[
+    int | None,
+    Field(
+        ge=256,
+        le=1_000_000,
+        description="Most tokens (cl100k_base) the result may take; default from the server.",
+    ),
+]
+
+
+def _compact(data: dict[str, Any]) -> CallToolResult:
+    """A structured result whose text copy is compact JSON (the SDK's is indented)."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=compact_json(data))], structured_content=data
+    )
+
+
 async def _call(fn: Callable[[], T]) -> T:
     """Run a core call in a worker thread; map our errors to tool errors."""
     try:
@@ -254,23 +283,40 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         category: Annotated[str | None, Field(description="Only this category.")] = None,
         source: Annotated[str | None, Field(description="Only this source.")] = None,
         limit: Annotated[int, Field(ge=1, le=50, description="Most hits to return.")] = 5,
-    ) -> SearchOut:
+        max_tokens: MaxTokens = None,
+    ) -> Annotated[CallToolResult, SearchOut]:
         """Search the knowledge base for commands, API endpoints, guides and docs.
 
         ALWAYS use this before answering how to do something. Returns a verdict
         (answer / clarify / no_match), hits with evidence and citations, and suggestions.
         """
-        result = await _call(
-            lambda: kb.search(query, type=type, category=category, source=source, limit=limit)
-        )
-        return search_out(result)
+        cap = max_tokens or kb.settings.tool_max_tokens
+
+        def run() -> dict[str, Any]:
+            found = kb.search(query, type=type, category=category, source=source, limit=limit)
+            return fit_search(search_out(found).model_dump(mode="json"), cap)
+
+        return _compact(await _call(run))
 
     @mcp.tool(annotations=READ_ONLY)
     async def get_document(
         id: Annotated[str, Field(min_length=1, description="Document id from a search hit.")],
-    ) -> DocumentOut:
-        """Get the full text of one document (page, entry, command or endpoint) by id."""
-        return document_out(await _call(lambda: kb.get(id.split("#", 1)[0])))
+        max_tokens: MaxTokens = None,
+        offset: Annotated[
+            int, Field(ge=0, description="Read the content from here (a next_offset).")
+        ] = 0,
+    ) -> Annotated[CallToolResult, DocumentOut]:
+        """Get the full text of one document (page, entry, command or endpoint) by id.
+
+        Long content is cut to max_tokens; read on with offset = next_offset.
+        """
+        cap = max_tokens or kb.settings.tool_max_tokens
+
+        def run() -> dict[str, Any]:
+            doc = document_out(kb.get(id.split("#", 1)[0]))
+            return fit_document(doc.model_dump(mode="json"), cap, offset)
+
+        return _compact(await _call(run))
 
     @mcp.tool(annotations=READ_ONLY)
     async def get_command(
@@ -357,6 +403,8 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         return EndpointsOut(
             resource=resource, operation=operation, endpoints=[endpoint_out(e) for e in found]
         )
+
+    _prompt_tools(mcp, kb)
 
     @mcp.resource(
         "kb://docs/{doc_id}",
