@@ -16,20 +16,26 @@ DOC_TYPES: tuple[str, ...] = get_args(DocType)
 
 VerdictKind = Literal["answer", "clarify", "no_match"]
 VerdictReason = Literal[
-    "strong_match",
-    "multi_intent",
-    "definition",
-    "exact_title",
+    # answer
     "exact_command",
+    "completed_command",
+    "exact_title",
+    "definition",
+    "strong_match",
+    "semantic_match",
+    "multi_intent",
+    # clarify
+    "ambiguous",
+    "weak",
+    "no_title_or_keyword_hit",
+    # no_match
     "empty_query",
     "no_hits",
+    "unknown_terms",
     "below_threshold",
-    "weak",
-    "few_matched_terms",
-    "no_title_or_keyword_hit",
-    "ambiguous",
     "unknown_command",
-    "semantic_match",
+    # earlier rule-based reasons, kept until the calibrated verdict replaces them
+    "few_matched_terms",
 ]
 SourceKind = Literal["docs", "entries", "openapi", "commands", "mixed"]
 
@@ -149,13 +155,37 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class Option:
+    """One thing a clarifying question offers: a distinct meaning among the hits."""
+
+    doc_id: str
+    title: str
+    category: str = ""
+    type: str = ""
+    command: str = ""
+
+    @property
+    def label(self) -> str:
+        name = f"`{self.command}`" if self.command else self.title
+        return f"{name} ({self.category})" if self.category else name
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
-    """What an agent should do with the hits: answer, ask, or say it does not know."""
+    """What an agent should do with the hits: answer, ask, or say it does not know.
+
+    ``confidence`` is the probability behind the verdict (for ``answer``, that the top
+    hit answers the question); ``reason`` names the evidence that decided; ``options``
+    are the distinct meanings a ``clarify`` asks about (one for "is this what you
+    mean?"), ``evidence`` the weighed signals, strongest first.
+    """
 
     kind: VerdictKind
     confidence: float
     reason: VerdictReason
     message: str
+    options: tuple[Option, ...] = ()
+    evidence: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
