@@ -200,6 +200,19 @@ class SearchResult:
     mode: str = "keyword"
     took_ms: float = 0.0
     notice: str = ""  # why the search fell back to keyword-only, if it did
+    # the measured evidence the verdict weighed (search/verdict.py), with the two
+    # probabilities as "p_scope" and "p_answer"
+    signals: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandLookup:
+    """An exact command look-up: the command, or not found with did-you-mean names."""
+
+    query: str
+    found: bool
+    document: Document | None = None
+    suggestions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,11 +57,23 @@ DocTypeFilter = Literal[
 ]
 
 
+class OptionOut(BaseModel):
+    doc_id: str
+    title: str
+    category: str = ""
+    type: str = ""
+    command: str = ""
+
+
 class VerdictOut(BaseModel):
     kind: Literal["answer", "clarify", "no_match"]
-    confidence: float
-    reason: str
+    confidence: float = Field(description="Probability behind the verdict, in [0, 1].")
+    reason: str = Field(description="The evidence that decided.")
     message: str
+    options: list[OptionOut] = Field(
+        default=[], description="clarify: the distinct meanings to ask the user about."
+    )
+    evidence: list[str] = Field(default=[], description="The weighed signals, strongest first.")
 
 
 class HitOut(BaseModel):
@@ -130,7 +142,21 @@ def search_out(r: SearchResult) -> SearchOut:
     return SearchOut(
         query=r.query,
         verdict=VerdictOut(
-            kind=v.kind, confidence=v.confidence, reason=v.reason, message=v.message
+            kind=v.kind,
+            confidence=v.confidence,
+            reason=v.reason,
+            message=v.message,
+            options=[
+                OptionOut(
+                    doc_id=o.doc_id,
+                    title=o.title,
+                    category=o.category,
+                    type=o.type,
+                    command=o.command,
+                )
+                for o in v.options
+            ],
+            evidence=list(v.evidence),
         ),
         hits=[
             HitOut(
@@ -204,12 +230,23 @@ class EndpointLookupOut(BaseModel):
     parents: list[EndpointOut]
     children: list[EndpointOut]
     other_methods: list[str]
+    found: bool = Field(description="False: no such operation exists; see suggestions.")
+    suggestions: list[str] = Field(
+        default=[], description="Did-you-mean operations ('METHOD /path') when not found."
+    )
 
 
 class EndpointsOut(BaseModel):
     resource: str
     operation: str | None
     endpoints: list[EndpointOut]
+
+
+class CommandLookupOut(BaseModel):
+    query: str
+    found: bool = Field(description="False: no such command exists; see suggestions.")
+    command: DocumentOut | None = Field(description="The command, when found.")
+    suggestions: list[str] = Field(description="Did-you-mean command names when not found.")
 
 
 class CommandSummaryOut(BaseModel):
@@ -323,13 +360,20 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         command: Annotated[
             str, Field(min_length=1, description="Exact command name, e.g. 'helios gw users list'.")
         ],
-    ) -> DocumentOut:
+        source: Annotated[str | None, Field(description="Only this source.")] = None,
+    ) -> CommandLookupOut:
         """Get one CLI command by its exact name or alias: syntax, options and examples.
 
-        Anything else is an error with did-you-mean suggestions; never run or present a
-        command this tool did not return.
+        found=false means no such command exists: never run or present a command this
+        tool did not return; offer the did-you-mean suggestions instead.
         """
-        return document_out(await _call(lambda: kb.get_command(command)))
+        found = await _call(lambda: kb.lookup_command(command, source=source))
+        return CommandLookupOut(
+            query=found.query,
+            found=found.found,
+            command=document_out(found.document) if found.document is not None else None,
+            suggestions=list(found.suggestions),
+        )
 
     @mcp.tool(annotations=READ_ONLY)
     async def list_commands(
@@ -383,6 +427,8 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
             parents=[endpoint_out(e) for e in found.parents],
             children=[endpoint_out(e) for e in found.children],
             other_methods=list(found.other_methods),
+            found=found.found,
+            suggestions=list(found.suggestions),
         )
 
     @mcp.tool(annotations=READ_ONLY)
