@@ -99,7 +99,9 @@ class Operations:
         """Create the Prometheus collectors (imports ``prometheus_client``)."""
         with self._lock:
             if self.metrics is None:
-                self.metrics = PromMetrics(kb.stats, self.mode, self.series)
+                self.metrics = PromMetrics(
+                    kb.stats, lambda: self.retrieval(kb), self.mode, self.series
+                )
             return self.metrics
 
     # --------------------------------------------------------------- embedder
@@ -226,6 +228,26 @@ class Operations:
 
     def state(self) -> ModeState:
         return self.mode.state()
+
+    def retrieval(self, kb: KnowledgeBase) -> ModeState:
+        """The mode searches run in now and why, including the reasons that are not the
+        controller's: no embedder (``no_embedder``), an index embedded with another
+        model or not at all (``index_mismatch``). Opens the embedder if needed."""
+        state = self.mode.state()
+        if state.reason or state.configured == "keyword":
+            return state
+        emb = kb.embedder()
+        if emb is None:
+            detail = "no embedder configured or installed"
+            return dataclasses.replace(state, mode="keyword", reason="no_embedder", detail=detail)
+        stored = kb.store.embedder()
+        if stored is None or stored[0] != emb.name:
+            have = stored[0] if stored else "no embeddings"
+            detail = f"index has {have}, embedder is {emb.name}: run `groundkb reindex`"
+            return dataclasses.replace(
+                state, mode="keyword", reason="index_mismatch", detail=detail
+            )
+        return state
 
 
 def _filter_map(filters: Filters) -> dict[str, tuple[str, ...]]:

@@ -37,7 +37,7 @@ from .mode import percentile
 
 if TYPE_CHECKING:
     from ..models import IngestReport, Stats
-    from .mode import ModeController
+    from .mode import ModeController, ModeState
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 MAX_LATENCIES_PER_BUCKET = 500
@@ -152,7 +152,11 @@ class PromMetrics:
     """The Prometheus collectors of one knowledge base (see the module docstring)."""
 
     def __init__(
-        self, stats: Callable[[], Stats], controller: ModeController, series: Series
+        self,
+        stats: Callable[[], Stats],
+        state: Callable[[], ModeState],
+        controller: ModeController,
+        series: Series,
     ) -> None:
         from prometheus_client import CollectorRegistry, Counter, Histogram
 
@@ -196,7 +200,7 @@ class PromMetrics:
             ["source"],
             registry=r,
         )
-        r.register(_StateCollector(stats, controller, series))
+        r.register(_StateCollector(stats, state, controller, series))
 
     def search(self, mode: str, seconds: float, kind: str, reason: str, fallback: str) -> None:
         self.latency.labels(mode).observe(seconds)
@@ -227,9 +231,13 @@ class _StateCollector:
     """Gauges read at scrape time: index size, current mode, window rates."""
 
     def __init__(
-        self, stats: Callable[[], Stats], controller: ModeController, series: Series
+        self,
+        stats: Callable[[], Stats],
+        state: Callable[[], ModeState],
+        controller: ModeController,
+        series: Series,
     ) -> None:
-        self.stats, self.controller, self.series = stats, controller, series
+        self.stats, self.state, self.controller, self.series = stats, state, controller, series
 
     def describe(self) -> list[Any]:
         return []  # the mode's labels vary: these families are collected on scrape only
@@ -245,7 +253,7 @@ class _StateCollector:
             ("size_bytes", s.size_bytes, "Size of the index on disk."),
         ):
             yield GaugeMetricFamily(f"groundkb_index_{name}", help_, value=value)
-        state = self.controller.state()
+        state = self.state()
         g = GaugeMetricFamily(
             "groundkb_retrieval_mode",
             "1 for the retrieval mode searches run in now, with why it differs.",

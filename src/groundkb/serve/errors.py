@@ -42,11 +42,13 @@ _LOCATIONS = {"body", "query", "path", "header", "cookie"}
 
 def _clause(err: Mapping[str, Any]) -> str:
     loc = [str(p) for p in err.get("loc", ()) if p != "__root__"]
-    if loc and loc[0] in _LOCATIONS:
+    if len(loc) > 1 and loc[0] in _LOCATIONS:  # FastAPI: ("query", "limit")
         loc = loc[1:]
     where = ".".join(loc)
     kind = str(err.get("type", ""))
     ctx = err.get("ctx") or {}
+    if kind == "json_invalid":
+        return "the body is not valid JSON"
     if kind == "missing":
         what = "is required"
     elif kind in ("less_than_equal", "less_than", "greater_than_equal", "greater_than"):

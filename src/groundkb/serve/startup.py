@@ -76,18 +76,8 @@ def opened(settings: Settings) -> Iterator[KnowledgeBase]:
 
 def retrieval_state(kb: KnowledgeBase) -> tuple[str, str, str, str]:
     """(configured, mode searches run in now, why it differs, detail)."""
-    state = kb.ops.state()
-    if state.reason or state.configured == "keyword":
-        return state.configured, state.mode, state.reason, state.detail
-    emb = kb.embedder()
-    if emb is None:
-        return state.configured, "keyword", "no_embedder", "no embedder configured or installed"
-    stored = kb.store.embedder()
-    if stored is None or stored[0] != emb.name:
-        have = stored[0] if stored else "no embeddings"
-        detail = f"index has {have}, embedder is {emb.name}: run `groundkb reindex`"
-        return state.configured, "keyword", "index_mismatch", detail
-    return state.configured, state.mode, "", ""
+    state = kb.ops.retrieval(kb)
+    return state.configured, state.mode, state.reason, state.detail
 
 
 def banner(kb: KnowledgeBase, urls: list[tuple[str, str]]) -> str:
@@ -117,9 +107,15 @@ def bind(host: str, port: int) -> socket.socket:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
     except socket.gaierror as exc:
         raise ConfigError(f"cannot listen on {host!r}: {exc.strerror}; check --host") from exc
+    # proto=IPPROTO_TCP: asyncio turns Nagle off (TCP_NODELAY) only on sockets that say
+    # so; without it every keep-alive response waits ~40 ms for a delayed ACK
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        sock = socket.create_server((host, port), family=family, backlog=2048)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
     except OSError as exc:
+        sock.close()
         if exc.errno == errno.EADDRINUSE:
             raise ConfigError(
                 f"port {port} on {host} is already in use (another server?); "

@@ -79,7 +79,7 @@ function pct(v) { return (100 * v).toFixed(1) + " %"; }
 
 function setView(title, ...nodes) {
   if (timer) { clearInterval(timer); timer = null; }
-  main.replaceChildren(h("h1", {}, title), ...nodes);
+  main.replaceChildren(h("h1", {}, title), ...nodes.flat(Infinity).filter((n) => n !== null && n !== undefined && n !== false));
   document.title = title + " · groundkb";
 }
 
@@ -99,7 +99,6 @@ async function refreshBadge() {
 
 // ------------------------------------------------------------------ search
 async function viewSearch(params) {
-  const sources = await api("/api/sources").catch(() => ({ sources: [] }));
   const q = h("input", { id: "q", name: "query", type: "search", required: true, maxlength: 2000,
     value: params.get("query") || "", placeholder: "Ask a question, e.g. how do I list users",
     "aria-label": "Question" });
@@ -114,12 +113,18 @@ async function viewSearch(params) {
     h("label", { class: "q" }, "Question", q),
     sel("type", "Type", TYPES, params.get("type") || "all"),
     h("label", {}, "Category", h("input", { name: "category", value: params.get("category") || "", size: 12 })),
-    sel("source", "Source", ["all", ...sources.sources.map((s) => s.name)], params.get("source") || "all"),
+    sel("source", "Source", ["all", ...(params.get("source") ? [params.get("source")] : [])], params.get("source") || "all"),
     sel("mode", "Mode", MODES, params.get("mode") || "auto"),
     h("label", {}, "Hits", h("input", { name: "limit", type: "number", min: 1, max: 100, value: params.get("limit") || 5 })),
     h("button", { type: "submit" }, "Search"));
   const out = h("section", { id: "result", "aria-live": "polite" });
   setView("Search", form, out);
+  api("/api/sources").then((d) => {  // filled in later: typing never waits for it
+    const select = form.querySelector("#source");
+    for (const s of d.sources) {
+      if (![...select.options].some((o) => o.value === s.name)) select.append(h("option", { value: s.name }, s.name));
+    }
+  }).catch(() => {});
   if (!params.get("query")) { q.focus(); return; }
   out.append(h("p", { class: "empty" }, "Searching…"));
   try {
