@@ -102,3 +102,29 @@ def test_prompts_carry_no_knowledge_of_a_disabled_source(kb: KnowledgeBase) -> N
     after = kb.build_prompt("explain workspace")
     assert not any(i.startswith("concepts/") for i in (*after.hit_ids, *after.glossary_ids))
     assert "A workspace is where your notes live" not in after.user
+
+
+def test_the_cli_disables_and_enables_sources_and_lists_them(kb: KnowledgeBase) -> None:
+    from click.testing import CliRunner
+
+    from groundkb.serve.cli import cli
+
+    db = ["--db", kb.settings.db]
+    runner = CliRunner(env={"GROUNDKB_EMBEDDER": "none"})
+    assert runner.invoke(cli, [*db, "disable", "docs"]).output == "source docs disabled\n"
+    listed = runner.invoke(cli, [*db, "sources"]).output
+    assert "disabled (left out of searches): docs" in listed
+    miss = runner.invoke(cli, [*db, "get", "concepts/workspace"])
+    assert miss.exit_code == 2 and "[not_found]" in miss.output
+    assert runner.invoke(cli, [*db, "enable", "docs"]).output == "source docs enabled\n"
+    again = runner.invoke(cli, [*db, "enable", "docs"]).output
+    assert again == "source docs enabled (it already was)\n"
+
+
+def test_the_cli_never_prints_the_admin_token() -> None:
+    from click.testing import CliRunner
+
+    from groundkb.serve.cli import cli
+
+    r = CliRunner(env={"GROUNDKB_ADMIN_TOKEN": "tok-123456"}).invoke(cli, ["settings"])
+    assert "admin_token = '(set, hidden)'" in r.output and "tok-123456" not in r.output

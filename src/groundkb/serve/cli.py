@@ -556,9 +556,17 @@ def eval_cmd(
 def serve(ctx: click.Context, http: bool, host: str, port: int) -> None:
     """Run the MCP server over stdio, or with --http the web console (/), the REST API
     (/api, docs at /docs), MCP (/mcp) and Prometheus metrics (/metrics)."""
+    if http:
+        from .startup import bind
+
+        sock = bind(host, port)  # a port in use fails here, before the server's imports
+        from .http import serve_http
+
+        serve_http(_settings(ctx), host=host, sock=sock)
+        return
     from .mcp import run
 
-    run(_settings(ctx), http=http, host=host, port=port)
+    run(_settings(ctx))
 
 
 def main() -> None:

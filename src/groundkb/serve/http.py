@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import importlib.resources
 import logging
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -245,14 +246,13 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     return doc
 
 
-def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Bind, print the banner, serve until interrupted."""
+def serve_http(settings: Settings, *, host: str, sock: socket.socket) -> None:
+    """Print the banner and serve on ``sock`` (see ``startup.bind``) until interrupted."""
     import uvicorn
 
-    from .startup import bind, configure_logging, opened, print_banner, url_host
+    from .startup import configure_logging, opened, print_banner, url_host
 
     configure_logging(settings)
-    sock = bind(host, port)
     try:
         with opened(settings) as kb:
             app = create_app(kb, host=host, overrides=_overrides(settings))

@@ -268,12 +268,12 @@ def run(
     settings: Settings, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765
 ) -> None:
     """Serve until interrupted. Logs go to stderr; stdout belongs to the stdio protocol."""
-    from .startup import configure_logging, opened, print_banner
+    from .startup import bind, configure_logging, opened, print_banner
 
     if http:
         from .http import serve_http
 
-        serve_http(settings, host=host, port=port)
+        serve_http(settings, host=host, sock=bind(host, port))
         return
     configure_logging(settings)
     with opened(settings) as kb:
