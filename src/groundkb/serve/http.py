@@ -31,10 +31,10 @@ import logging
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
@@ -44,7 +44,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
 from ..errors import Forbidden, GroundKBError, NotFound
-from . import schemas as s
+from . import schemas_ops as o
 from .errors import as_error, http_body
 from .http_routes import context, mode_of, router
 
@@ -148,30 +148,32 @@ def _pages(app: FastAPI) -> None:
 
     @app.get("/health", tags=["operations"], summary="Status, counts and retrieval mode")
     @app.get("/api/health", tags=["operations"], include_in_schema=False)
-    async def health(request: Request) -> s.HealthOut:
+    async def health(request: Request) -> o.HealthOut:
         ctx = context(request)
 
-        def run() -> s.HealthOut:
+        def run() -> o.HealthOut:
             st = ctx.kb.stats()
-            return s.HealthOut(
+            return o.HealthOut(
                 status="ok", documents=st.documents, chunks=st.chunks, retrieval=mode_of(ctx.kb)
             )
 
         return await ctx.run(run)
 
     @app.get("/api/metrics", tags=["operations"], summary="Recent searches over time")
-    async def series(request: Request, since_s: float = 3600.0) -> s.SeriesOut:
+    async def series(
+        request: Request, since_s: Annotated[float, Query(gt=0, le=86_400)] = 3600.0
+    ) -> o.SeriesOut:
         """Per time bucket: searches, p50/p95 latency, no-match and clarify rates, errors
         and fallbacks; with a summary over the mode controller's window."""
         ctx = context(request)
         ops = ctx.kb.ops
 
-        def run() -> s.SeriesOut:
-            return s.SeriesOut(
+        def run() -> o.SeriesOut:
+            return o.SeriesOut(
                 bucket_s=ops.series.bucket_s,
                 now=ops.series.clock(),
                 summary=ops.series.summary(ops.mode.window_s),
-                points=s.points_out(ops.series.points(since_s)),
+                points=o.points_out(ops.series.points(since_s)),
                 retrieval=mode_of(ctx.kb),
             )
 

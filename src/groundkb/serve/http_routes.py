@@ -28,6 +28,7 @@ from ..errors import Forbidden, Unauthorized
 from ..ops import Caller, calling
 from ..settings import SECRET_SETTINGS, SETTINGS, load_settings
 from . import schemas as s
+from . import schemas_ops as o
 from .startup import retrieval_state
 
 if TYPE_CHECKING:
@@ -36,13 +37,13 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _bearer = HTTPBearer(auto_error=False, description="The server's admin_token.")
 ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": s.ErrorBody, "description": "Invalid input ([invalid_input] ...)."},
-    404: {"model": s.ErrorBody, "description": "Not found."},
+    400: {"model": o.ErrorBody, "description": "Invalid input ([invalid_input] ...)."},
+    404: {"model": o.ErrorBody, "description": "Not found."},
 }
 ADMIN_ERRORS: dict[int | str, dict[str, Any]] = {
     **ERRORS,
-    401: {"model": s.ErrorBody, "description": "No or a wrong admin token."},
-    403: {"model": s.ErrorBody, "description": "Admin actions are off (no admin_token)."},
+    401: {"model": o.ErrorBody, "description": "No or a wrong admin token."},
+    403: {"model": o.ErrorBody, "description": "Admin actions are off (no admin_token)."},
 }
 
 
@@ -249,13 +250,13 @@ async def build_prompt(ctx: Ctx, req: s.PromptRequest) -> s.PromptOut:
 
 # ------------------------------------------------------ sources and settings
 @router.get("/sources", tags=["sources"], summary="Sources with counts and state")
-async def sources(ctx: Ctx) -> s.SourcesOut:
-    def run() -> s.SourcesOut:
+async def sources(ctx: Ctx) -> o.SourcesOut:
+    def run() -> o.SourcesOut:
         off = ctx.kb.disabled_sources()
         last = ctx.kb.ops.last_ingest
-        return s.SourcesOut(
+        return o.SourcesOut(
             sources=[
-                s.source_out(i, i.source.name not in off, last.get(i.source.name))
+                o.source_out(i, i.source.name not in off, last.get(i.source.name))
                 for i in ctx.kb.sources()
             ]
         )
@@ -264,12 +265,12 @@ async def sources(ctx: Ctx) -> s.SourcesOut:
 
 
 @router.get("/stats", tags=["sources"], summary="Index size and counts")
-async def stats(ctx: Ctx) -> s.StatsOut:
-    return s.stats_out(await ctx.run(ctx.kb.stats))
+async def stats(ctx: Ctx) -> o.StatsOut:
+    return o.stats_out(await ctx.run(ctx.kb.stats))
 
 
 @router.get("/settings", tags=["operations"], summary="The effective settings (read-only)")
-async def settings(ctx: Ctx) -> s.SettingsOut:
+async def settings(ctx: Ctx) -> o.SettingsOut:
     """Every setting with its value and default; secrets show only whether they are set."""
     current = ctx.kb.settings
     out = []
@@ -278,7 +279,7 @@ async def settings(ctx: Ctx) -> s.SettingsOut:
         if spec.name in SECRET_SETTINGS:
             value = "(set)" if value else ""
         out.append(
-            s.SettingOut(
+            o.SettingOut(
                 name=spec.name,
                 value=value,
                 default=spec.default,
@@ -286,7 +287,7 @@ async def settings(ctx: Ctx) -> s.SettingsOut:
                 secret=spec.secret,
             )
         )
-    return s.SettingsOut(config_path=current.config_path, settings=out)
+    return o.SettingsOut(config_path=current.config_path, settings=out)
 
 
 # ------------------------------------------------------------------- admin
@@ -296,68 +297,68 @@ async def settings(ctx: Ctx) -> s.SettingsOut:
     summary="Re-ingest a source",
     responses=ADMIN_ERRORS,
 )
-async def sync_source(ctx: Admin, name: SourceName) -> s.IngestReportOut:
+async def sync_source(ctx: Admin, name: SourceName) -> o.IngestReportOut:
     """From its ``[[sources]]`` table in groundkb.toml, else from the path it was last
     ingested from. Answers when done, with the ingest report."""
-    return s.report_out(await ctx.run(lambda: ctx.kb.refresh(name)))
+    return o.report_out(await ctx.run(lambda: ctx.kb.refresh(name)))
 
 
 @router.post("/sources/{name}/enable", tags=["admin"], responses=ADMIN_ERRORS)
-async def enable_source(ctx: Admin, name: SourceName) -> s.ChangedOut:
+async def enable_source(ctx: Admin, name: SourceName) -> o.ChangedOut:
     """Searches, look-ups and listings see the source again."""
     changed = await ctx.run(lambda: ctx.kb.set_source_enabled(name, True))
-    return s.ChangedOut(source=name, enabled=True, changed=changed)
+    return o.ChangedOut(source=name, enabled=True, changed=changed)
 
 
 @router.post("/sources/{name}/disable", tags=["admin"], responses=ADMIN_ERRORS)
-async def disable_source(ctx: Admin, name: SourceName) -> s.ChangedOut:
+async def disable_source(ctx: Admin, name: SourceName) -> o.ChangedOut:
     """Hide the source from searches, look-ups and listings; its index is kept."""
     changed = await ctx.run(lambda: ctx.kb.set_source_enabled(name, False))
-    return s.ChangedOut(source=name, enabled=False, changed=changed)
+    return o.ChangedOut(source=name, enabled=False, changed=changed)
 
 
 @router.delete("/sources/{name}", tags=["admin"], responses=ADMIN_ERRORS)
-async def delete_source(ctx: Admin, name: SourceName) -> s.DeletedOut:
+async def delete_source(ctx: Admin, name: SourceName) -> o.DeletedOut:
     """Delete the source and every document of it."""
     n = await ctx.run(lambda: ctx.kb.delete(source=name))
-    return s.DeletedOut(source=name, deleted_documents=n)
+    return o.DeletedOut(source=name, deleted_documents=n)
 
 
 @router.post("/admin/reload", tags=["admin"], responses=ADMIN_ERRORS)
-async def reload(ctx: Admin, request: Request) -> s.ReloadOut:
+async def reload(ctx: Admin, request: Request) -> o.ReloadOut:
     """Re-read groundkb.toml and the environment (thresholds, synonyms, sources, admin
     token, ...). The index location and the embedder need a restart."""
     overrides: dict[str, Any] = request.app.state.overrides
 
-    def run() -> s.ReloadOut:
+    def run() -> o.ReloadOut:
         kb = ctx.kb
         before = kb.settings
         fresh = load_settings(before.config_path or None, overrides=overrides)
         kb.reload(fresh)
         old, new = dataclasses.asdict(before), dataclasses.asdict(fresh)
         changed = [k for k in new if k in {x.name for x in SETTINGS} and old[k] != new[k]]
-        return s.ReloadOut(config_path=fresh.config_path, changed=changed)
+        return o.ReloadOut(config_path=fresh.config_path, changed=changed)
 
     return await ctx.run(run)
 
 
 @router.put("/admin/mode", tags=["admin"], responses=ADMIN_ERRORS, summary="Kill switch")
-async def set_mode(ctx: Admin, req: s.ModeIn) -> s.ModeOut:
+async def set_mode(ctx: Admin, req: o.ModeIn) -> o.ModeOut:
     """``{"keyword": true}`` runs every search by keyword (no embedder) until set back
     to false; the ``retrieval`` setting is the permanent switch."""
     ctx.kb.ops.mode.force(req.keyword)
     return await ctx.run(lambda: mode_of(ctx.kb))
 
 
-def mode_of(kb: KnowledgeBase) -> s.ModeOut:
+def mode_of(kb: KnowledgeBase) -> o.ModeOut:
     """The retrieval mode searches run in now, and why (for /health, the console)."""
     state = kb.ops.state()
     configured, mode, reason, detail = retrieval_state(kb)
-    return s.ModeOut(
+    return o.ModeOut(
         configured=configured,
         mode=mode,
         reason=reason,
         detail=detail,
         retry_in_s=state.retry_in_s,
-        window=s.WindowOut.model_validate(state.window),
+        window=o.WindowOut.model_validate(state.window),
     )
