@@ -21,7 +21,7 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 		echo "installing chromium (apt-get; needs root)"; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -q && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 
 ## run: build examples/example.db from the sources in examples/groundkb.toml, then search
 run: install

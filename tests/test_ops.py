@@ -15,7 +15,7 @@ import pytest
 from groundkb import KnowledgeBase, Settings
 from groundkb.embed import EmbedderError
 from groundkb.embed.hashing import HashingEmbedder
-from groundkb.errors import InvalidInput
+from groundkb.errors import InvalidInput, MissingDependency
 from groundkb.ops import querylog
 from groundkb.ops.metrics import Series
 from groundkb.ops.mode import ModeController
@@ -249,3 +249,23 @@ def test_the_history_buckets_searches_with_percentiles_and_rates(clock: Clock) -
     clock.now += 100
     assert series.points() == []  # older than the span
     assert series.summary(60)["searches"] == 0
+
+
+def test_an_embedder_that_cannot_open_degrades_searches_instead_of_failing_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import groundkb.api
+
+    def broken(settings: Settings) -> Any:
+        raise MissingDependency("the local model needs the embed extra")
+
+    monkeypatch.setattr(groundkb.api, "_open_embedder", broken)
+    settings = Settings(db=str(tmp_path / "kb.db"), embedder="minilm", fallback_min_searches=2)
+    with KnowledgeBase.open(settings=settings) as kb:
+        state = kb.ops.retrieval(kb)
+        assert (state.mode, state.reason) == ("keyword", "embedder_failed")
+        assert "embed extra" in state.detail
+        first = kb.search("explain workspace")
+        assert first.mode == "keyword" and first.fallback == "embedder_failed"
+        kb.search("explain workspace")
+        assert kb.search("explain workspace").fallback == "errors"

@@ -131,7 +131,7 @@ class Operations:
         fallback = ""
         watched = False
         if requested == "auto":
-            semantic = configured != "keyword" and kb.embedder() is not None
+            semantic = configured != "keyword" and _has_embedder(kb)
             fallback = (self.mode.degraded() or "") if semantic else ""
             keyword_only = bool(fallback)
             watched = semantic and not keyword_only
@@ -236,7 +236,13 @@ class Operations:
         state = self.mode.state()
         if state.reason or state.configured == "keyword":
             return state
-        emb = kb.embedder()
+        try:
+            emb = kb.embedder()
+        except Exception as exc:  # searches fall back and say so; so does the state
+            detail = f"embedder failed ({exc})"
+            return dataclasses.replace(
+                state, mode="keyword", reason="embedder_failed", detail=detail
+            )
         if emb is None:
             detail = "no embedder configured or installed"
             return dataclasses.replace(state, mode="keyword", reason="no_embedder", detail=detail)
@@ -248,6 +254,15 @@ class Operations:
                 state, mode="keyword", reason="index_mismatch", detail=detail
             )
         return state
+
+
+def _has_embedder(kb: KnowledgeBase) -> bool:
+    """Whether searches can use an embedder; one that fails to open counts as one (the
+    searcher then falls back to keyword and reports it, which the controller counts)."""
+    try:
+        return kb.embedder() is not None
+    except Exception:
+        return True
 
 
 def _filter_map(filters: Filters) -> dict[str, tuple[str, ...]]:
