@@ -200,6 +200,9 @@ class SearchResult:
     mode: str = "keyword"
     took_ms: float = 0.0
     notice: str = ""  # why the search fell back to keyword-only, if it did
+    # why it ran by keyword instead of the mode asked for: latency, errors, forced,
+    # embedder_failed, index_mismatch, no_embedder ("" when it did not)
+    fallback: str = ""
 
 
 @dataclass(frozen=True, slots=True)
