@@ -202,6 +202,37 @@ def main() -> None:
         for variant, q in emb.get("latency_ms", {}).items():
             lines += ["", f"One query ({variant}): p50 {q['p50']} ms, p90 {q['p90']} ms."]
         lines.append("")
+    rvm, when = load("rest_vs_mcp.json")
+    if rvm:
+        core = rvm["core"]
+        lines += [
+            "## REST vs MCP over HTTP",
+            "",
+            f"`benchmarks/rest_vs_mcp.py`, {rvm.get('measured_at') or when}: {rvm['corpus']}"
+            f" ({rvm['documents']:,} documents, {rvm['chunks']:,} chunks, keyword retrieval),"
+            f" {rvm['queries']} questions × {rvm['rounds']} rounds per cell against one"
+            " `groundkb serve --http` process: `GET /api/search` and the MCP tool"
+            " `search_knowledge` (streamable HTTP, one session per client), limit 5. Client"
+            f" and server share the machine's {rvm['cpus']} cores; {rvm['errors']} errors.",
+            "",
+            "| transport | clients | p50 ms | p95 ms | mean ms | requests/s |",
+            "|---|---|---|---|---|---|",
+            f"| core (in process, no HTTP) | 1 | {core['p50_ms']} | {core['p95_ms']}"
+            f" | {core['mean_ms']} | {core['requests_per_s']} |",
+        ]
+        for clients in (1, 8):
+            for name in ("rest", "mcp"):
+                r = rvm["transports"][f"{name}@{clients}"]
+                lines.append(
+                    f"| {'REST' if name == 'rest' else 'MCP'} | {clients} | {r['p50_ms']}"
+                    f" | {r['p95_ms']} | {r['mean_ms']} | {r['requests_per_s']} |"
+                )
+        lines += [
+            "",
+            f"MCP / REST p50: {rvm['mcp_over_rest_p50@1']}× with 1 client,"
+            f" {rvm['mcp_over_rest_p50@8']}× with 8.",
+            "",
+        ]
     OUT.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)}")
 

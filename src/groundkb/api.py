@@ -10,7 +10,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .analyze.text import Analyzer, load_synonyms
 from .apigraph import APIGraph, Endpoint, EndpointLookup
@@ -28,6 +28,8 @@ from .models import (
     SourceInfo,
     Stats,
 )
+from .ops import Operations
+from .ops.visible import VisibleStore, read_disabled, write_disabled
 from .search.engine import Searcher
 from .settings import Settings, load_settings
 from .store import open_store
@@ -51,18 +53,24 @@ class KnowledgeBase:
     def __init__(self, store: Store, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self.store = store
-        self.analyzer = Analyzer(
-            load_synonyms(self.settings.synonyms, self.settings.default_synonyms)
-        )
-        if self.settings.retrieval not in ("keyword", "vector", "hybrid"):
-            raise ConfigError("retrieval must be keyword, vector or hybrid")
-        if self.settings.fusion not in ("rrf", "weighted"):
-            raise ConfigError("fusion must be rrf or weighted")
+        # reads (search, look-ups, listings, prompts) go through the visible store:
+        # documents of disabled sources hidden (ops/visible.py)
+        self.visible: Store = cast(Store, VisibleStore(store))
+        self.ops = Operations(self.settings)
         self._embedder: Embedder | None = None
         self._embedder_opened = False
         self._embed_lock = threading.Lock()
-        self.searcher = Searcher(store, self.settings, self.analyzer, self.embedder)
+        self._configure(self.settings)
         self._graph: tuple[int, APIGraph] | None = None
+
+    def _configure(self, settings: Settings) -> None:
+        analyzer = Analyzer(load_synonyms(settings.synonyms, settings.default_synonyms))
+        if settings.retrieval not in ("keyword", "vector", "hybrid"):
+            raise ConfigError("retrieval must be keyword, vector or hybrid")
+        if settings.fusion not in ("rrf", "weighted"):
+            raise ConfigError("fusion must be rrf or weighted")
+        searcher = Searcher(self.visible, settings, analyzer, self.ops.gate(self.embedder))
+        self.settings, self.analyzer, self.searcher = settings, analyzer, searcher
 
     @classmethod
     def open(
@@ -81,6 +89,22 @@ class KnowledgeBase:
 
     def close(self) -> None:
         self.store.close()
+
+    def reload(self, settings: Settings) -> None:
+        """Take new settings (thresholds, synonyms, sources, ...) without reopening.
+
+        The index location and the embedder cannot change this way (restart for those);
+        searches already running finish with the old settings.
+        """
+        if settings.db != self.settings.db:
+            raise ConfigError(f"db changed ({self.settings.db} -> {settings.db}): restart")
+        if (settings.embedder, settings.embedder_url) != (
+            self.settings.embedder,
+            self.settings.embedder_url,
+        ):
+            raise ConfigError("embedder changed: restart the server to load it")
+        self._configure(settings)
+        self.ops.reconfigure(settings)
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -112,7 +136,9 @@ class KnowledgeBase:
             progress=progress,
             loader=loader,
         )
-        return self._embed_after(report, progress)
+        report = self._embed_after(report, progress)
+        self.ops.ingested(report)
+        return report
 
     def _embed_after(self, report: IngestReport, progress: Progress | None) -> IngestReport:
         if self.settings.retrieval == "keyword" or self.embedder() is None:
@@ -198,10 +224,15 @@ class KnowledgeBase:
             program=program,
             max_chunk_tokens=self.settings.max_chunk_tokens,
         )
-        return self._embed_after(report, None)
+        report = self._embed_after(report, None)
+        self.ops.ingested(report)
+        return report
 
-    def sync(self, progress: Progress | None = None) -> list[IngestReport]:
-        """Re-ingest every source listed in the settings file's ``[[sources]]`` tables.
+    def sync(
+        self, progress: Progress | None = None, only: Sequence[str] = ()
+    ) -> list[IngestReport]:
+        """Re-ingest every source listed in the settings file's ``[[sources]]`` tables
+        (or only those named in ``only``).
 
         Each table has ``name`` and either ``path`` (relative to the settings file) with an
         optional ``loader``, or ``python = "module:object"`` with an optional ``program``.
@@ -213,6 +244,11 @@ class KnowledgeBase:
             )
         base = Path(self.settings.config_path).parent if self.settings.config_path else Path()
         plans = [_source_plan(n, t, base) for n, t in enumerate(self.settings.sources)]
+        if only:
+            unknown = sorted(set(only) - {p[0] for p in plans})
+            if unknown:
+                raise NotFound(f"no source named {unknown[0]!r} in the settings file")
+            plans = [p for p in plans if p[0] in only]
         reports = []
         for name, path, target, loader, program in plans:
             if target:
@@ -220,6 +256,38 @@ class KnowledgeBase:
             else:
                 reports.append(self.ingest(path, name, progress, loader=loader))
         return reports
+
+    def refresh(self, source: str, progress: Progress | None = None) -> IngestReport:
+        """Re-ingest one source: from its ``[[sources]]`` table when the settings file
+        lists it, else from the path it was last ingested from."""
+        if any(t.get("name") == source for t in self.settings.sources):
+            return self.sync(progress, only=[source])[0]
+        found = self.store.get_source(source)
+        if found is None:
+            raise NotFound(f"no source named {source!r}")
+        if not found.location or not Path(found.location).exists():
+            raise InvalidInput(
+                f"source {source!r} has no path to re-ingest from"
+                + (f" ({found.location} is gone)" if found.location else "")
+                + "; list it in [[sources]] of groundkb.toml"
+            )
+        return self.ingest(found.location, source, progress)
+
+    def disabled_sources(self) -> frozenset[str]:
+        """Sources hidden from searches, look-ups and listings (see ops/visible.py)."""
+        return read_disabled(self.store)
+
+    def set_source_enabled(self, source: str, enabled: bool) -> bool:
+        """Enable or disable a source; returns whether anything changed."""
+        if self.store.get_source(source) is None:
+            raise NotFound(f"no source named {source!r}")
+        off = read_disabled(self.store)
+        new = off - {source} if enabled else off | {source}
+        if new == off:
+            return False
+        write_disabled(self.store, new)
+        log.info("source %s %s", source, "enabled" if enabled else "disabled")
+        return True
 
     def validate(self, sources: Sequence[str] = ()) -> list[Problem]:
         """Problems authors should fix: dangling related ids, operations without
@@ -231,7 +299,10 @@ class KnowledgeBase:
         if source is not None:
             if self.store.get_source(source) is None:
                 raise NotFound(f"no source named {source!r}")
-            return self.store.delete_source(source)
+            deleted = self.store.delete_source(source)
+            if source in (off := read_disabled(self.store)):
+                write_disabled(self.store, off - {source})
+            return deleted
         return self.store.delete_documents(doc_ids)
 
     # ------------------------------------------------------------------ search
@@ -243,16 +314,22 @@ class KnowledgeBase:
         category: str | Sequence[str] | None = None,
         source: str | Sequence[str] | None = None,
         limit: int | None = None,
+        mode: str | None = None,
     ) -> SearchResult:
-        """Search with evidence and a verdict; filters accept one value or several."""
-        return self.searcher.search(query, make_filters(type, category, source), limit)
+        """Search with evidence and a verdict; filters accept one value or several.
+
+        ``mode`` (auto, keyword, vector, hybrid) overrides the retrieval mode for this
+        search; ``auto`` (the default) runs what the mode controller allows (ops/mode.py).
+        """
+        filters = make_filters(type, category, source)
+        return self.ops.search(self, query, filters, limit, mode)
 
     def search_many(self, queries: Sequence[str], **kwargs: Any) -> list[SearchResult]:
         return [self.search(q, **kwargs) for q in queries]
 
     # ------------------------------------------------------------------ lookup
     def get(self, doc_id: str) -> Document:
-        doc = self.store.get_document(doc_id)
+        doc = self.visible.get_document(doc_id)
         if doc is None:
             raise NotFound(f"no document with id {doc_id!r}")
         return doc
@@ -278,10 +355,7 @@ class KnowledgeBase:
         closest command names. Never a near miss presented as the command."""
         if not command or not command.strip():
             raise InvalidInput("command is required")
-        index = self.searcher.derived().commands
-        filters = make_filters(None, None, source)
-        if not filters.is_empty():
-            index = self.searcher.commands_for(filters)
+        index = self.searcher.commands_for(make_filters(None, None, source))
         docs = index.by_name.get(tuple(command.strip().lower().split()))
         if not docs:
             return CommandLookup(command.strip(), False, None, index.suggest(command))
@@ -294,17 +368,17 @@ class KnowledgeBase:
         if limit < 1 or limit > 500 or offset < 0:
             raise InvalidInput("limit must be 1-500 and offset at least 0")
         filters = make_filters("command", category)
-        return self.store.list_documents(filters, limit, offset), self.store.count_documents(
+        return self.visible.list_documents(filters, limit, offset), self.visible.count_documents(
             filters
         )
 
     # -------------------------------------------------------------------- APIs
     def api_graph(self) -> APIGraph:
         """The graph of every ``api`` document, rebuilt when the index changes."""
-        gen = self.store.generation()
+        gen = self.visible.generation()
         if self._graph is None or self._graph[0] != gen:
-            summaries = self.store.list_documents(Filters(types=("api",)), limit=10**9)
-            docs = [d for s in summaries if (d := self.store.get_document(s.id)) is not None]
+            summaries = self.visible.list_documents(Filters(types=("api",)), limit=10**9)
+            docs = [d for s in summaries if (d := self.visible.get_document(s.id)) is not None]
             self._graph = (gen, APIGraph.build(docs))
         return self._graph[1]
 
@@ -368,7 +442,7 @@ class KnowledgeBase:
         limit: int = 100,
         offset: int = 0,
     ) -> list[DocSummary]:
-        return self.store.list_documents(make_filters(type, category, source), limit, offset)
+        return self.visible.list_documents(make_filters(type, category, source), limit, offset)
 
     def sources(self) -> list[SourceInfo]:
         return self.store.sources()

@@ -200,6 +200,9 @@ class SearchResult:
     mode: str = "keyword"
     took_ms: float = 0.0
     notice: str = ""  # why the search fell back to keyword-only, if it did
+    # why it ran by keyword instead of the mode asked for: latency, errors, forced,
+    # embedder_failed, index_mismatch, no_embedder ("" when it did not)
+    fallback: str = ""
     # the measured evidence the verdict weighed (search/verdict.py), with the two
     # probabilities as "p_scope" and "p_answer"
     signals: Mapping[str, float] = field(default_factory=dict)

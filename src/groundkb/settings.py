@@ -31,6 +31,7 @@ class Setting:
     type: type
     default: Any
     help: str
+    secret: bool = False  # never shown: `groundkb settings`, the REST API, the console
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -109,7 +110,21 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("axiom_categories", str, "axioms", "Categories whose entries are axioms (rules)."),
     Setting("glossary_categories", str, "concepts,glossary", "Categories of the glossary."),
     Setting("tool_max_tokens", int, 18000, "Default token cap of MCP search/get results."),
+    Setting(
+        "admin_token",
+        str,
+        "",
+        "Bearer token for HTTP admin actions (sync, delete, enable); '' = admin off.",
+        secret=True,
+    ),
+    Setting("fallback_p95_ms", float, 500.0, "Fall back to keyword when p95 latency exceeds it."),
+    Setting("fallback_error_rate", float, 0.05, "Fall back to keyword above this error rate."),
+    Setting("fallback_window_s", float, 300.0, "Sliding window of those two checks (seconds)."),
+    Setting("fallback_min_searches", int, 20, "Searches in the window before it can fall back."),
+    Setting("fallback_cooldown_s", float, 60.0, "Seconds by keyword before trying again."),
+    Setting("query_log", str, "stderr", "Per-query JSON log of `serve`: stderr, off or a file."),
 )
+SECRET_SETTINGS = frozenset(s.name for s in SETTINGS if s.secret)
 _BY_NAME = {s.name: s for s in SETTINGS}
 
 
@@ -159,6 +174,13 @@ class Settings:
     axiom_categories: str = "axioms"
     glossary_categories: str = "concepts,glossary"
     tool_max_tokens: int = 18000
+    admin_token: str = dataclasses.field(default="", repr=False)
+    fallback_p95_ms: float = 500.0
+    fallback_error_rate: float = 0.05
+    fallback_window_s: float = 300.0
+    fallback_min_searches: int = 20
+    fallback_cooldown_s: float = 60.0
+    query_log: str = "stderr"
     config_path: str = ""
     sources: tuple[Mapping[str, Any], ...] = ()
 

@@ -150,7 +150,7 @@ def gather(
                 continue
             if h.doc_id not in chunks:
                 chunks[h.doc_id] = {c.id: c.text for c in kb.store.get_chunks(h.doc_id)}
-                doc = kb.store.get_document(h.doc_id)
+                doc = kb.visible.get_document(h.doc_id)
                 if doc is not None:
                     docs[h.doc_id] = doc
             text = chunks[h.doc_id].get(h.chunk_id, h.snippet)
@@ -193,7 +193,7 @@ def _text_rule(doc: Document) -> str:
 
 
 def _axioms(kb: KnowledgeBase, question: str, cats: tuple[str, ...]) -> tuple[Axiom, ...]:
-    listed = kb.store.list_documents(Filters(categories=cats), MAX_AXIOMS)
+    listed = kb.visible.list_documents(Filters(categories=cats), MAX_AXIOMS)
     if not listed:
         return ()
     first: list[str] = []
@@ -203,7 +203,7 @@ def _axioms(kb: KnowledgeBase, question: str, cats: tuple[str, ...]) -> tuple[Ax
     order = first + sorted(d.id for d in listed if d.id not in set(first))
     out: list[Axiom] = []
     for doc_id in order:
-        doc = kb.store.get_document(doc_id)
+        doc = kb.visible.get_document(doc_id)
         if doc is not None:
             citation = doc.uri or f"{doc.source}:{doc.origin or doc.id}"
             out.append(Axiom(doc.id, doc.title, _text_rule(doc), citation))
@@ -215,7 +215,7 @@ def _glossary(
 ) -> tuple[Term, ...]:
     if not cats:
         return ()
-    listed = kb.store.list_documents(Filters(categories=cats), MAX_TERMS)
+    listed = kb.visible.list_documents(Filters(categories=cats), MAX_TERMS)
     shown = {p.doc_id for p in passages}
     seen = (question + "\n" + "\n".join(p.text for p in passages)).lower()
     terms = [

@@ -22,7 +22,9 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except GroundKBError as exc:
-            click.echo(f"error [{exc.code}]: {exc.message}", err=True)
+            from .errors import cli_line
+
+            click.echo(cli_line(exc), err=True)
             ctx.exit(EXIT_ERROR)
 
 
@@ -310,6 +312,11 @@ def endpoints(ctx: click.Context, resource: str, operation: str | None, as_json:
 @click.option("--category", "-c", help="Only these categories (comma-separated).")
 @click.option("--source", "-s", help="Only these sources (comma-separated).")
 @click.option("--limit", "-n", type=click.IntRange(1, 100), help="Most hits to show.")
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "keyword", "vector", "hybrid"]),
+    help="Retrieval mode for this search (default: the `retrieval` setting).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.pass_context
 def search(
@@ -319,13 +326,16 @@ def search(
     category: str | None,
     source: str | None,
     limit: int | None,
+    mode: str | None,
     as_json: bool,
 ) -> None:
     """Search the knowledge base; prints the verdict and the hits with evidence."""
     from .render import search_text, to_json
 
     with _kb(ctx) as kb:
-        result = kb.search(query, type=type_, category=category, source=source, limit=limit)
+        result = kb.search(
+            query, type=type_, category=category, source=source, limit=limit, mode=mode
+        )
     click.echo(to_json(result) if as_json else search_text(result))
 
 
@@ -425,11 +435,37 @@ def get(ctx: click.Context, doc_id: str, as_json: bool) -> None:
 @click.pass_context
 def sources(ctx: click.Context, as_json: bool) -> None:
     """List sources with their document and chunk counts."""
-    from .render import sources_text, to_json
+    from .render import sources_text, to_data, to_json
 
     with _kb(ctx) as kb:
         infos = kb.sources()
-    click.echo(to_json(infos) if as_json else sources_text(infos))
+        off = kb.disabled_sources()
+    if as_json:
+        click.echo(to_json([{**to_data(i), "enabled": i.source.name not in off} for i in infos]))
+        return
+    click.echo(sources_text(infos))
+    if off:
+        click.echo(f"disabled (left out of searches): {', '.join(sorted(off))}")
+
+
+@cli.command()
+@click.argument("source")
+@click.pass_context
+def disable(ctx: click.Context, source: str) -> None:
+    """Leave SOURCE out of searches, look-ups and listings (its index is kept)."""
+    with _kb(ctx) as kb:
+        changed = kb.set_source_enabled(source, False)
+    click.echo(f"source {source} disabled" + ("" if changed else " (it already was)"))
+
+
+@cli.command()
+@click.argument("source")
+@click.pass_context
+def enable(ctx: click.Context, source: str) -> None:
+    """Let searches, look-ups and listings see SOURCE again."""
+    with _kb(ctx) as kb:
+        changed = kb.set_source_enabled(source, True)
+    click.echo(f"source {source} enabled" + ("" if changed else " (it already was)"))
 
 
 @cli.command()
@@ -468,9 +504,12 @@ def settings_cmd(ctx: click.Context, markdown: bool) -> None:
         click.echo(settings_markdown(), nl=False)
         return
     s = _settings(ctx)
+    from ..settings import SECRET_SETTINGS
     from .render import to_data
 
     for key, value in to_data(s).items():
+        if key in SECRET_SETTINGS:
+            value = "(set, hidden)" if value else ""
         if key != "sources":
             click.echo(f"{key} = {value!r}")
 
@@ -545,15 +584,26 @@ def eval_cmd(
 
 
 @cli.command()
-@click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--http", is_flag=True, help="Serve HTTP: console, REST API, MCP at /mcp, metrics.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
-@click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
+@click.option(
+    "--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="HTTP port."
+)
 @click.pass_context
 def serve(ctx: click.Context, http: bool, host: str, port: int) -> None:
-    """Run the MCP server (stdio by default; --http for streamable HTTP at /mcp)."""
+    """Run the MCP server over stdio, or with --http the web console (/), the REST API
+    (/api, docs at /docs), MCP (/mcp) and Prometheus metrics (/metrics)."""
+    if http:
+        from .startup import bind
+
+        sock = bind(host, port)  # a port in use fails here, before the server's imports
+        from .http import serve_http
+
+        serve_http(_settings(ctx), host=host, sock=sock)
+        return
     from .mcp import run
 
-    run(_settings(ctx), http=http, host=host, port=port)
+    run(_settings(ctx))
 
 
 def main() -> None:

@@ -15,17 +15,19 @@ Shared helpers for compact, budgeted tool results (``compact_json``, ``fit_searc
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 from mcp import MCPError
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
 from ..answer.tooloutput import compact_json, fit_document, fit_search
 from ..errors import GroundKBError
+from .errors import InternalError, as_error, tool_text
+from .schemas import Format, Grounding, MessageIn, PromptOut, prompt_out
 
 if TYPE_CHECKING:
     from ..answer import BuiltPrompt, PromptTemplate
@@ -36,87 +38,6 @@ log = logging.getLogger(__name__)
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
-Grounding = Literal["strict", "moderate", "flexible"]
-Format = Literal["yaml", "json", "markdown"]
-
-
-class MessageIn(BaseModel):
-    role: Literal["user", "assistant", "system", "tool"]
-    content: str
-
-
-class PartOut(BaseModel):
-    name: str
-    budget: int
-    tokens: int
-    included: list[str]
-    dropped: list[str]
-    trimmed: list[str]
-
-
-class FlaggedOut(BaseModel):
-    id: str
-    flags: list[str] = Field(description="Why the passage looks like instructions to a model.")
-
-
-class PromptOut(BaseModel):
-    system: str
-    user: str
-    template: str
-    template_version: str
-    grounding: str
-    format: str
-    estimated_tokens: int = Field(description="Tokens of system + user prompt.")
-    tokenizer: str
-    verdict: str = Field(description="answer, clarify or no_match.")
-    verdict_message: str
-    options: list[str] = Field(description="What to ask about (clarify) or did-you-mean.")
-    hit_ids: list[str]
-    entity_ids: list[str]
-    relationships: list[str]
-    axiom_ids: list[str]
-    glossary_ids: list[str]
-    flagged: list[FlaggedOut]
-    parts: list[PartOut]
-    dropped: list[str]
-    trimmed: list[str]
-    fallback: str = Field(description="Why the requested template was not used, if so.")
-
-
-def prompt_out(p: BuiltPrompt) -> PromptOut:
-    return PromptOut(
-        system=p.system,
-        user=p.user,
-        template=p.template,
-        template_version=p.template_version,
-        grounding=p.grounding,
-        format=p.format,
-        estimated_tokens=p.estimated_tokens,
-        tokenizer=p.tokenizer,
-        verdict=p.verdict.kind,
-        verdict_message=p.verdict.message,
-        options=list(p.options),
-        hit_ids=list(p.hit_ids),
-        entity_ids=list(p.entity_ids),
-        relationships=list(p.relationships),
-        axiom_ids=list(p.axiom_ids),
-        glossary_ids=list(p.glossary_ids),
-        flagged=[FlaggedOut(id=f.id, flags=list(f.flags)) for f in p.flagged],
-        parts=[
-            PartOut(
-                name=x.name,
-                budget=x.budget,
-                tokens=x.tokens,
-                included=list(x.included),
-                dropped=list(x.dropped),
-                trimmed=list(x.trimmed),
-            )
-            for x in p.parts
-        ],
-        dropped=list(p.dropped),
-        trimmed=list(p.trimmed),
-        fallback=p.fallback,
-    )
 
 
 def _prompt_tools(mcp: MCPServer, kb: KnowledgeBase) -> None:
@@ -174,8 +95,8 @@ def _prompt_tools(mcp: MCPServer, kb: KnowledgeBase) -> None:
 
         try:
             built = await anyio.to_thread.run_sync(run)
-        except GroundKBError as exc:
-            raise ToolError(f"[{exc.code}] {exc.message}") from None
+        except Exception as exc:
+            raise ToolError(tool_text(exc)) from None
         data = prompt_out(built).model_dump(mode="json")
         return CallToolResult(
             content=[TextContent(type="text", text=compact_json(data))], structured_content=data
@@ -220,8 +141,10 @@ def _register_prompt(mcp: MCPServer, kb: KnowledgeBase, tpl: PromptTemplate) -> 
 
         try:
             built = await anyio.to_thread.run_sync(run)
-        except GroundKBError as exc:
-            raise MCPError(INVALID_PARAMS, f"[{exc.code}] {exc.message}") from None
+        except Exception as exc:
+            err = as_error(exc)
+            code = INTERNAL_ERROR if isinstance(err, InternalError) else INVALID_PARAMS
+            raise MCPError(code, tool_text(err)) from None
         return f"{built.system}\n\n{built.user}"
 
     description = tpl.description or tpl.name
