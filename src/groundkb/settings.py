@@ -18,11 +18,23 @@ from typing import Any
 from .errors import ConfigError
 
 # The calibrated verdict (search/verdict.py): weights fitted by benchmarks/fit_verdict.py.
-FITTED_ON = "(fitted on the Orbit verdict set, the API dev questions and the BEIR dev sets)."
-VERDICT_SCOPE_KEYWORD = "threshold=0.5 bias=-2 known=3 cover=3 name=1"
-VERDICT_ANSWER_KEYWORD = "threshold=0.6 bias=-3 cover=3 lead=2 name=1"
-VERDICT_SCOPE_HYBRID = "threshold=0.5 bias=-3 known=2 cover=2 cosine=4"
-VERDICT_ANSWER_HYBRID = "threshold=0.6 bias=-4 cover=2 lead=2 cosine=3 cosine_lead=3"
+FITTED_ON = (
+    "(threshold= its probability cut). Fitted by benchmarks/fit_verdict.py on the Orbit "
+    "verdict set, the Kubernetes/Twilio API questions, SciFact, TorchHub, TF Hub, tldr "
+    "(descriptions) and the tldr pages; see docs/ranking.md."
+)
+VERDICT_SCOPE_KEYWORD = "threshold=0.90 bias=-0.42 known=2.96 cover=1.07 name=0.73 phrase=0.76"
+VERDICT_ANSWER_KEYWORD = (
+    "threshold=0.75 bias=-5.91 known=1.11 cover=2.17 phrase=2.07 lead=1.91 cover_lead=2.73"
+    " exact=0.56 single=-4.08 terms=3.24"
+)
+VERDICT_SCOPE_HYBRID = (
+    "threshold=0.90 bias=-0.85 known=2.81 cover=0.87 name=0.63 phrase=0.39 cosine=1.77"
+)
+VERDICT_ANSWER_HYBRID = (
+    "threshold=0.60 bias=-5.08 cover=2.16 phrase=1.56 lead=3.01 cover_lead=2.44 cosine=0.96"
+    " cosine_lead=2.60 exact=0.40 typo=-0.39 single=-4.29 terms=3.10"
+)
 
 
 @dataclass(frozen=True, slots=True)

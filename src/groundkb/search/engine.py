@@ -170,9 +170,9 @@ class Searcher:
         else:
             semantic, mode, notice = self._semantic(text, filters, limit)
             result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
-            if result.verdict.kind != "answer":
-                # each part of a multi-intent query is searched the same way as the whole
-                result = self._multi_intent(text, filters, limit, semantic is not None) or result
+            # "workspace and widgets": two topics, each answered, answer with both (each
+            # part is searched the same way as the whole)
+            result = self._multi_intent(text, filters, limit, semantic is not None) or result
             result = replace(result, notice=notice)
         result = replace(result, hits=_monotone(result.hits))
         took = (time.perf_counter() - started) * 1000

@@ -3,9 +3,10 @@ no match.
 
 For every search the engine measures a few signals (:class:`Signals`):
 
-- ``known``     share of the question (idf-weighted clauses) the index has ever seen
-                as written; a word it never saw is the strongest sign of no match
-- ``typo``      share only found after typo correction
+- ``known``     share of the question (idf-weighted clauses) the index has ever seen,
+                as written or after typo correction; a word it never saw is the
+                strongest sign of no match
+- ``typo``      share found only after typo correction
 - ``cover``     how much of the question the top hit covers, and in which fields
                 (its evidence score, see ``evidence.py``)
 - ``name``      share covered by the top hit's title, aliases, keywords or headings
@@ -178,7 +179,7 @@ def measure(
     """The signals of a search (see the module docstring); ``scored`` in rank order."""
     total = sum(s.weight for s in stats) or 1.0
     values = {
-        "known": sum(s.weight for s in stats if s.known) / total,
+        "known": sum(s.weight for s in stats if s.known or s.typo) / total,
         "typo": sum(s.weight for s in stats if s.typo) / total,
         "single": 1.0 if len(stats) == 1 else 0.0,
         "terms": math.log(1 + len(stats)) / math.log(11),
@@ -269,7 +270,7 @@ def decide(
     if not meanings:
         return Verdict("no_match", 1.0, "no_hits", NO_MATCH_MESSAGE), out
     if p_scope < model.scope.threshold:
-        unseen = x.get("known", 0.0) + x.get("typo", 0.0) < 0.5 and signals.unknown
+        unseen = x.get("known", 0.0) < 0.5 and signals.unknown
         reason: VerdictReason = "unknown_terms" if unseen else "below_threshold"
         words = ", ".join(f"'{w}'" for w in signals.unknown[:3])
         detail = f" The knowledge base never mentions {words}." if unseen else ""
