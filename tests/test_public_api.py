@@ -30,7 +30,8 @@ def test_public_names_are_pinned() -> None:
 def test_import_and_help_stay_light() -> None:
     code = (
         "import sys, groundkb, groundkb.serve.cli;"
-        "heavy = {'numpy', 'torch', 'mcp', 'starlette', 'uvicorn', 'pydantic', 'onnxruntime'};"
+        "heavy = {'numpy', 'torch', 'mcp', 'starlette', 'uvicorn', 'pydantic', 'onnxruntime',"
+        " 'lxml', 'html_to_markdown', 'pypdf', 'docx'};"
         "print(sorted(heavy & set(sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

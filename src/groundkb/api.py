@@ -34,6 +34,7 @@ from .store.base import DocSummary, Store
 
 if TYPE_CHECKING:
     from .embed import Embedder
+    from .ingest.crawl import CrawlOptions, CrawlProgress
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +101,10 @@ class KnowledgeBase:
         """Make source ``source`` equal to the documents under ``path`` (see ingest/).
 
         With an embedder, new and changed chunks are embedded afterwards (unchanged ones
-        keep their vectors).
+        keep their vectors). An ``http(s)://`` URL is crawled (:meth:`ingest_url`).
         """
+        if isinstance(path, str) and path.lower().startswith(("http://", "https://")):
+            return self.ingest_url(path, source)
         report = ingest_path(
             self.store,
             path,
@@ -111,6 +114,51 @@ class KnowledgeBase:
             loader=loader,
         )
         return self._embed_after(report, progress)
+
+    def ingest_url(
+        self,
+        url: str,
+        source: str,
+        *,
+        options: CrawlOptions | None = None,
+        progress: CrawlProgress | None = None,
+    ) -> IngestReport:
+        """Make source ``source`` equal to the pages crawled from ``url`` (a page or a
+        sitemap); ``options`` default to the ``crawl_*`` settings (see ingest/crawl.py)."""
+        from .ingest.web import crawl_options, ingest_url
+
+        report = ingest_url(
+            self.store,
+            url,
+            source,
+            options=options or crawl_options(self.settings),
+            max_chunk_tokens=self.settings.max_chunk_tokens,
+            progress=progress,
+        )
+        return self._embed_after(report, None)
+
+    def refresh(
+        self, url: str, *, source: str | None = None, options: CrawlOptions | None = None
+    ) -> IngestReport:
+        """Fetch one page again and update, insert or delete its documents. Its source is
+        the one holding it (else ``source``); options come from that source's
+        ``[[sources]]`` table when there is one."""
+        from .ingest.web import crawl_options, refresh_url
+
+        def options_for(name: str) -> CrawlOptions:
+            if options is not None:
+                return options
+            table = next((t for t in self.settings.sources if t.get("name") == name), None)
+            return crawl_options(self.settings, table, f"[[sources]] {name}")
+
+        report = refresh_url(
+            self.store,
+            url,
+            source=source,
+            options_for=options_for,
+            max_chunk_tokens=self.settings.max_chunk_tokens,
+        )
+        return self._embed_after(report, None)
 
     def _embed_after(self, report: IngestReport, progress: Progress | None) -> IngestReport:
         if self.settings.retrieval == "keyword" or self.embedder() is None:
@@ -198,11 +246,15 @@ class KnowledgeBase:
         )
         return self._embed_after(report, None)
 
-    def sync(self, progress: Progress | None = None) -> list[IngestReport]:
+    def sync(
+        self, progress: Progress | None = None, crawl_progress: CrawlProgress | None = None
+    ) -> list[IngestReport]:
         """Re-ingest every source listed in the settings file's ``[[sources]]`` tables.
 
-        Each table has ``name`` and either ``path`` (relative to the settings file) with an
-        optional ``loader``, or ``python = "module:object"`` with an optional ``program``.
+        Each table has ``name`` and one of ``path`` (relative to the settings file) with an
+        optional ``loader``, ``python = "module:object"`` with an optional ``program``, or
+        ``url`` with optional crawl options (``allow``, ``allow_networks``, ``max_pages``,
+        ``max_depth``, ``rate``, ``concurrency``).
         """
         if not self.settings.sources:
             raise ConfigError(
@@ -212,8 +264,20 @@ class KnowledgeBase:
         base = Path(self.settings.config_path).parent if self.settings.config_path else Path()
         plans = [_source_plan(n, t, base) for n, t in enumerate(self.settings.sources)]
         reports = []
-        for name, path, target, loader, program in plans:
-            if target:
+        from .ingest.web import crawl_options
+
+        crawls = [  # checked before anything is ingested, like the tables themselves
+            crawl_options(self.settings, t, f"[[sources]] {t['name']}") if t.get("url") else None
+            for t in self.settings.sources
+        ]
+        for (name, path, target, loader, program), table, opts in zip(
+            plans, self.settings.sources, crawls, strict=True
+        ):
+            if opts is not None:
+                reports.append(
+                    self.ingest_url(table["url"], name, options=opts, progress=crawl_progress)
+                )
+            elif target:
                 reports.append(self.ingest_python_cli(target, name, program=program))
             else:
                 reports.append(self.ingest(path, name, progress, loader=loader))
@@ -345,10 +409,15 @@ def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | N
     name = table.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"{where}: 'name' is required")
-    path, target = table.get("path"), table.get("python")
-    if bool(path) == bool(target):
-        raise ConfigError(f"{where} ({name}): give exactly one of 'path' or 'python'")
-    unknown = set(table) - {"name", "path", "python", "loader", "program", "groups"}
+    path, target, url = table.get("path"), table.get("python"), table.get("url")
+    if sum(map(bool, (path, target, url))) != 1:
+        raise ConfigError(f"{where} ({name}): give exactly one of 'path', 'python' or 'url'")
+    from .ingest.web import CRAWL_KEYS, is_url
+
+    if url is not None and not is_url(url):
+        raise ConfigError(f"{where} ({name}): 'url' must be an http(s) URL")
+    known = {"name", "path", "python", "loader", "program", "groups", "url", *CRAWL_KEYS}
+    unknown = set(table) - known
     if unknown:
         raise ConfigError(f"{where} ({name}): unknown key {sorted(unknown)[0]!r}")
     loader, program = table.get("loader"), table.get("program")

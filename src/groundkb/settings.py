@@ -67,6 +67,15 @@ SETTINGS: tuple[Setting, ...] = (
         "min_vector_hit", float, 0.3, "With no keyword match, least top cosine to return hits."
     ),
     Setting("log_level", str, "warning", "Logging level of the shells (debug, info, ...)."),
+    Setting("crawl_max_pages", int, 5000, "Most URLs one crawl visits."),
+    Setting("crawl_max_depth", int, 20, "Most links followed from the start URL."),
+    Setting(
+        "crawl_rate", float, 4.0, "Request starts per second per host (robots.txt may slow it)."
+    ),
+    Setting("crawl_concurrency", int, 4, "Requests in flight per host."),
+    Setting("crawl_timeout", float, 15.0, "Seconds per socket operation; 4x for a whole response."),
+    Setting("crawl_max_mb", int, 25, "Largest response read, in MiB (after decompression)."),
+    Setting("crawl_user_agent", str, "", "User agent of the crawler ('' = groundkb's own)."),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -106,6 +115,13 @@ class Settings:
     min_vector_margin: float = 0.1
     min_vector_hit: float = 0.3
     log_level: str = "warning"
+    crawl_max_pages: int = 5000
+    crawl_max_depth: int = 20
+    crawl_rate: float = 4.0
+    crawl_concurrency: int = 4
+    crawl_timeout: float = 15.0
+    crawl_max_mb: int = 25
+    crawl_user_agent: str = ""
     config_path: str = ""
     sources: tuple[Mapping[str, Any], ...] = ()
 
