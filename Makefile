@@ -44,6 +44,7 @@ bench: install
 	$(PY) benchmarks/retrieval_modes.py
 	$(PY) benchmarks/api_questions.py
 	$(PY) benchmarks/tldr_pages.py
+	$(PY) benchmarks/web_sources.py
 	$(PY) benchmarks/report.py
 
 clean:

@@ -60,6 +60,7 @@ def _index(extra: str = "") -> str:
         "missing.html",
         "latin1.html",
         "broken.html",
+        "contents.html",
     ]
     nav = " ".join(f'<a href="{href}">{href}</a>' for href in links)
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>Widget Docs</title>
@@ -100,6 +101,9 @@ def _build(site: Site) -> None:
     latin1 = '<html><head><meta charset="utf-8"></head><body><h1>Café crème</h1><p>Déjà vu.</p>'
     site.raw("/docs/latin1.html", latin1.encode("latin-1"), "text/html")
     site.html("/docs/broken.html", "<div><h1>Broken page<p>Unclosed <b>bold <table><tr><td>cell")
+    toc = "".join(f'<li><a href="{p}">{p} page</a></li>' for p in ("guide.html", "deep.html"))
+    site.html("/docs/contents.html", f"<main><h1>Contents</h1><ul>{toc}</ul></main>")
+    site.html("/docs/deep.html", "<h1>Deep page</h1><p>Only the contents page links here.</p>")
 
 
 @pytest.fixture
@@ -149,8 +153,14 @@ def test_a_crawl_ingests_pages_pdf_and_docx_and_notes_what_it_skipped(
         u("/docs/manual.pdf#page=2"),
         u("/docs/latin1.html"),
         u("/docs/broken.html"),
+        u("/docs/contents.html"),
+        u("/docs/deep.html"),
     }
-    assert r.inserted == 8 and r.deleted == 0
+    assert r.inserted == 10 and r.deleted == 0
+    # A table of contents is kept without chunks (not searchable); its links were followed.
+    assert (
+        kb.chunks(u("/docs/contents.html")) == [] and kb.get(u("/docs/contents.html")).content == ""
+    )
     assert [(e.path, e.message) for e in r.errors] == [
         (u("/docs/locked.pdf"), "encrypted PDF: it needs a password to be read")
     ]
@@ -160,6 +170,7 @@ def test_a_crawl_ingests_pages_pdf_and_docx_and_notes_what_it_skipped(
         "2 refused address",
         "1 broken link (HTTP 404)",
         "1 not a document type (application/zip)",
+        "1 not indexed (link list)",
     ):
         assert note in r.notice
     assert site.hits("/docs/private/secret.html") == []  # robots.txt honoured
@@ -234,7 +245,7 @@ def test_changed_vanished_and_unlinked_pages_are_updated_and_deleted(
     ids = _docs(kb)
     assert site.url("/docs/api.html") not in ids and site.url("/docs/latin1.html") not in ids
     # The index page's HTML changed but its content did not: counted unchanged.
-    assert r.unchanged == 5
+    assert r.unchanged == 7
 
 
 def test_an_incomplete_crawl_keeps_the_pages_it_did_not_reach(
@@ -401,7 +412,7 @@ def test_cli_crawls_a_url_with_progress_and_refreshes_a_page(tmp_path: Path, sit
     )
     assert ingest.returncode == 1, ingest.stderr  # locked.pdf is an error; the rest is in
     report = json.loads(ingest.stdout)
-    assert report["inserted"] == 8 and len(report["errors"]) == 1
+    assert report["inserted"] == 10 and len(report["errors"]) == 1
     assert "crawling web:" in ingest.stderr and "fetched" in ingest.stderr
     refresh = subprocess.run(
         [*base, "refresh", site.url("/docs/guide.html"), "--allow-network", "127.0.0.1/32"],

@@ -345,7 +345,7 @@ class Crawler:
                          last_modified=modified)  # fmt: skip
         ctx = LoadContext(self.source, final, ohash, self.max_chunk_tokens)
         page = load_response(resp, kind, ctx, final, self.scope)
-        return Visit(url, final, depth, "page", page=page, note="noindex" if page.noindex else "")
+        return Visit(url, final, depth, "page", page=page, note=page.not_indexed)
 
 
 def rewrite_validators(store: Store, state: PageState, etag: str, modified: str

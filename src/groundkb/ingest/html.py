@@ -63,6 +63,11 @@ _DROP_TAGS = (
 _DROP_ROLES = ("navigation", "search", "contentinfo", "banner")
 _BODY_ONLY_DROP = ("header", "aside")
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+# Main content whose text is mostly link text is a table of contents or an index page:
+# its links are followed, but it is not indexed (it would match every query a little).
+# On the Python docs the pages above this share are exactly the index and contents
+# pages (66 of 530); content pages stay below 0.5.
+LINK_LIST_DENSITY = 0.7
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,11 @@ class HtmlPage:
     description: str = ""
     noindex: bool = False
     nofollow: bool = False
+    link_density: float = 0.0  # share of the main text that is link text
+
+    @property
+    def link_list(self) -> bool:
+        return self.link_density > LINK_LIST_DENSITY
 
 
 def decode_html(data: bytes, declared: str | None = None) -> str:
@@ -159,10 +169,16 @@ class _Resolver:
         self.cache: dict[str, str] = {}
 
     def __call__(self, href: str) -> str:
-        url = self.cache.get(href)
+        key = href.split("#", 1)[0]
+        url = self.cache.get(key)
         if url is None:
-            url = self.cache[href] = urldefrag(urljoin(self.base, href))[0]
+            url = self.cache[key] = urldefrag(urljoin(self.base, key))[0]
         return url
+
+    def full(self, href: str) -> str:
+        """The absolute URL with the href's fragment."""
+        _, hash_, fragment = href.partition("#")
+        return self(href) + hash_ + fragment
 
 
 def _links(doc: Any, resolve: _Resolver) -> tuple[str, ...]:
@@ -181,11 +197,13 @@ def _links(doc: Any, resolve: _Resolver) -> tuple[str, ...]:
 
 def _main(doc: Any) -> tuple[Any, bool]:
     """The element holding the main content, and whether the page marked it as such."""
-    mains = doc.xpath("//main | //*[@role='main']")
-    if mains:
-        articles = mains[0].xpath(".//article")
-        return (articles[0] if len(articles) == 1 else mains[0]), True
-    articles = doc.xpath("//article")
+    main = next(doc.iter("main"), None)
+    if main is None:
+        main = next(iter(doc.xpath("//*[@role='main']")), None)
+    if main is not None:
+        articles = list(main.iter("article"))
+        return (articles[0] if len(articles) == 1 else main), True
+    articles = list(doc.iter("article"))
     if len(articles) == 1:
         return articles[0], True
     body = doc.find("body")
@@ -196,17 +214,18 @@ def _prune(root: Any, marked: bool) -> None:
     drop = list(root.iter(*_DROP_TAGS))
     if not marked:
         drop += list(root.iter(*_BODY_ONLY_DROP))
-    drop += root.xpath(
-        ".//*[@hidden or @aria-hidden='true' or "
-        + " or ".join(f"@role='{r}'" for r in _DROP_ROLES)
-        + "]"
-    )
+    for el in root.xpath("descendant::*[@hidden or @aria-hidden or @role or @style]"):
+        style = str(el.get("style", "")).replace(" ", "").lower()
+        if (
+            el.get("hidden") is not None
+            or el.get("aria-hidden") == "true"
+            or el.get("role") in _DROP_ROLES
+            or "display:none" in style
+            or "visibility:hidden" in style
+        ):
+            drop.append(el)
     for el in drop:
         if el is not root and el.getparent() is not None:
-            el.drop_tree()
-    for el in root.xpath(".//*[@style]"):
-        style = str(el.get("style", "")).replace(" ", "").lower()
-        if "display:none" in style or "visibility:hidden" in style:
             el.drop_tree()
 
 
@@ -219,7 +238,7 @@ def _fix_links(root: Any, url: str, resolve: _Resolver) -> None:
         if href.startswith(("#", "javascript:")) or (url and resolve(href) == url):
             a.drop_tag()  # a link within the page: keep the text
         elif url and not href.startswith(("mailto:", "tel:")):
-            a.set("href", urljoin(resolve.base, href))
+            a.set("href", resolve.full(href))
 
 
 def _robots(doc: Any) -> tuple[bool, bool]:
@@ -265,6 +284,9 @@ def parse_html(data: bytes, url: str = "", charset: str | None = None) -> HtmlPa
     _prune(root, marked)
     for h in root.iter(*_HEADINGS):
         _plain_heading(h)
+    text_chars = len(_text(root))
+    link_chars = sum(len(_text(a)) for a in root.iter("a"))
+    density = link_chars / text_chars if text_chars else 0.0
     _fix_links(root, urldefrag(url)[0] if url else "", resolve)
     h1 = next(root.iter("h1"), None)
     title = (_text(h1) if h1 is not None else "") or page_title
@@ -280,7 +302,7 @@ def parse_html(data: bytes, url: str = "", charset: str | None = None) -> HtmlPa
     except Exception as exc:  # the converter's own errors (input too large, ...)
         raise IngestError(f"cannot convert HTML: {exc}") from exc
     markdown = "\n".join(line.rstrip() for line in markdown.splitlines()).strip() + "\n"
-    return HtmlPage(title, markdown, links, description, noindex, nofollow)
+    return HtmlPage(title, markdown, links, description, noindex, nofollow, density)
 
 
 def page_document(
@@ -343,7 +365,7 @@ class HtmlLoader:
             uri="",
             category=path.parent.name,
         )
-        if item is None or page.noindex:
+        if item is None or page.noindex or page.link_list:
             return [], []
         return [item], []
 

@@ -2,8 +2,10 @@
 
 A page's documents carry transport metadata outside their content hash (see
 :func:`~groundkb.ingest.html.with_metadata`): ``url``, ``etag``, ``last_modified`` and
-``links`` (the page's links inside the crawl's allowlist). The next crawl sends the
-validators as ``If-None-Match`` / ``If-Modified-Since``; on ``304 Not Modified`` it keeps
+``links`` (the page's links inside the crawl's allowlist). Pages that are not indexed
+(``noindex``, or a table of contents: see ``html.py``) are kept as documents without
+content or chunks, so that they too are skipped by conditional requests. The next crawl
+sends the validators as ``If-None-Match`` / ``If-Modified-Since``; on ``304 Not Modified`` it keeps
 the page and follows the stored links without downloading anything. On ``200`` it
 compares the origin hash (loader, chunk size and the sha1 of the body, as for files):
 an identical body is not parsed again; a changed body is parsed and chunked, and the
@@ -23,9 +25,9 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from ..errors import IngestError
-from ..models import FileError
+from ..models import Document, FileError
 from ..store.base import Store
-from .base import LoadContext, Loaded, require
+from .base import LoadContext, Loaded, finalize, require
 from .docx import DocxLoader, load_docx
 from .fetch import Response
 from .html import HtmlLoader, page_document, parse_html, with_metadata
@@ -118,7 +120,16 @@ class LoadedPage:
     loaded: list[Loaded]
     errors: list[FileError]
     links: tuple[str, ...]
-    noindex: bool = False
+    not_indexed: str = ""  # why the page is kept without chunks: "noindex" or "link list"
+
+
+def _stub(ctx: LoadContext, url: str, title: str, category: str, updated: str) -> Loaded:
+    """A page kept without content or chunks: not searchable, but its validators and
+    links let the next crawl skip it with a conditional request."""
+    doc = Document(id=url, source=ctx.source, title=title or url, content="",
+                   category=category, uri=url, origin=ctx.origin,
+                   origin_hash=ctx.origin_hash, updated_at=updated)  # fmt: skip
+    return finalize(doc, [])
 
 
 def load_response(
@@ -131,6 +142,8 @@ def load_response(
     links: tuple[str, ...] = ()
     loaded: list[Loaded]
     errors: list[FileError] = []
+    title = ""
+    link_list = False
     if kind == "html":
         try:
             page = parse_html(resp.body, url, resp.charset)
@@ -139,22 +152,25 @@ def load_response(
         noindex = noindex or page.noindex
         if not (nofollow or page.nofollow):
             links = tuple(u for u in page.links if in_scope(u))
-        item = None if noindex else page_document(page, ctx, doc_id=url, uri=url,
-                                                    category=category)  # fmt: skip
+        title, link_list = page.title, page.link_list
+        item = page_document(page, ctx, doc_id=url, uri=url, category=category)
         loaded = [item] if item is not None else []
     elif kind == "pdf":
         loaded, errors = load_pdf(resp.body, ctx, doc_id=url, uri=url, category=category)
     else:
         loaded, errors = load_docx(resp.body, ctx, doc_id=url, uri=url, category=category)
-    if noindex:
-        loaded = []
-    meta = {
+    reason = "noindex" if noindex else "link list" if link_list else ""
+    if reason:
+        loaded = [_stub(ctx, url, title, category, updated)]
+    meta: dict[str, Any] = {
         "url": url,
         "etag": resp.headers.get("etag", ""),
         "last_modified": updated,
         "links": list(links),
     }
-    return LoadedPage([with_metadata(item, meta) for item in loaded], errors, links, noindex)
+    if reason:
+        meta["not_indexed"] = reason
+    return LoadedPage([with_metadata(item, meta) for item in loaded], errors, links, reason)
 
 
 def sitemap_urls(data: bytes) -> tuple[list[str], list[str]]:

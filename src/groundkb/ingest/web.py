@@ -111,8 +111,8 @@ class _Ingest:
         if v.kind == "page" and v.page is not None:
             t.fetched += 1
             w.add(v.final, v.page.loaded, v.page.errors)
-            if v.page.noindex:
-                t.notes["noindex"] += 1
+            if v.page.not_indexed:
+                t.notes[f"not indexed ({v.page.not_indexed})"] += 1
             return v.page.links
         if v.kind == "unchanged" and v.state is not None:
             t.fetched += 1
