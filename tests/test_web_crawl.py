@@ -432,3 +432,17 @@ def test_settings_reject_bad_crawl_options(tmp_path: Path) -> None:
     )
     with KnowledgeBase.open(settings=settings) as kb, pytest.raises(ConfigError, match="rate"):
         kb.sync()
+
+
+def test_crawl_flags_on_files_and_a_loader_on_a_url_are_usage_errors(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from groundkb.serve.cli import cli
+
+    db = str(tmp_path / "u.db")
+    files = CliRunner().invoke(cli, ["--db", db, "ingest", str(tmp_path), "-s", "x", "--rate", "2"])
+    assert files.exit_code == 2 and "crawl options apply to a URL" in files.output
+    url = CliRunner().invoke(
+        cli, ["--db", db, "ingest", "https://docs.example.com/", "-s", "x", "--loader", "html"]
+    )
+    assert url.exit_code == 2 and "--loader applies to files" in url.output

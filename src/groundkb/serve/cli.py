@@ -222,6 +222,8 @@ def ingest(
             if target:
                 report = kb.ingest_python_cli(target, source, program=program)
             elif is_url(path):
+                if loader:
+                    raise click.UsageError("--loader applies to files, not to a URL")
                 flags = _crawl_table(
                     allow=allow,
                     allow_networks=allow_networks,
@@ -233,6 +235,9 @@ def ingest(
                 opts = crawl_options(kb.settings, flags, "flags")
                 report = kb.ingest_url(str(path), source, options=opts, progress=crawl_progress)
             else:
+                crawl_flags = (allow, allow_networks, max_pages, max_depth, rate, concurrency)
+                if any(f not in (None, ()) for f in crawl_flags):
+                    raise click.UsageError("crawl options apply to a URL, not to files")
                 report = kb.ingest(path, source, progress=progress, loader=loader)
         finally:
             progress.close()
