@@ -175,8 +175,9 @@ def main() -> None:
             " 1000/s and 4 requests in flight (no politeness delay on our own server; the"
             " default 4/s would take about 2 minutes for this site).",
             "",
-            "| crawl | pages | documents | chunks written | embedded | seconds | pages/s |",
-            "|---|---|---|---|---|---|---|",
+            "| crawl | pages | documents | chunks written | embedded | seconds | pages/s"
+            " | load avg |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         rows = [("keyword-only, first", kw), ("keyword-only, unchanged re-crawl", again)]
         if "hybrid_crawl" in web:
@@ -184,15 +185,18 @@ def main() -> None:
         for label, r in rows:
             lines.append(
                 f"| {label} | {r['pages_visited']} | {r['documents']} | {r['chunks_written']:,}"
-                f" | {r['chunks_embedded']:,} | {r['seconds']} | {r['pages_per_s']} |"
+                f" | {r['chunks_embedded']:,} | {r['seconds']} | {r['pages_per_s']}"
+                f" | {r.get('load_average', '—')} |"
             )
         statuses = ", ".join(f"{n} × {code}" for code, n in again["http_statuses"].items())
         lines += [
             "",
             f"The unchanged re-crawl took {web['recrawl_speedup']}× less time than the first"
             f" crawl (HTTP answers: {statuses}); nothing was parsed or written. HTML to"
-            f" Markdown alone (no network, no store): {conv['pages_per_s']} pages/s."
-            f" Keyword index: {web['chunks']:,} chunks, {web['index_mb']} MB.",
+            f" Markdown alone (no network, no store): {conv['pages_per_s']} pages/s (load"
+            f" average {conv.get('load_average', '—')}: the machine is shared, so speeds"
+            f" vary between rows). Keyword index: {web['chunks']:,} chunks,"
+            f" {web['index_mb']} MB.",
             "",
             f"Retrieval on the {web['keyword_quality']['questions']} questions of"
             " `benchmarks/data/python_docs_questions.yaml` (written before any result was"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -84,6 +85,7 @@ def crawl(kb: KnowledgeBase, base: str, max_pages: int) -> dict[str, Any]:
     r = kb.ingest_url(base, "python", options=options)
     wall = time.perf_counter() - started
     return {
+        "load_average": round(os.getloadavg()[0], 1),  # the machine is shared
         "pages_visited": r.files,
         "documents": r.inserted + r.updated + r.unchanged,
         "inserted": r.inserted,
@@ -159,8 +161,13 @@ def convert_only(root: Path) -> dict[str, Any]:
     for f in files:
         parse_html(f.read_bytes(), "http://127.0.0.1/" + f.relative_to(root).as_posix())
     wall = time.perf_counter() - started
-    return {"pages": len(files), "mb": round(size / 1e6, 1), "seconds": round(wall, 2),
-            "pages_per_s": round(len(files) / wall, 1)}  # fmt: skip
+    return {
+        "load_average": round(os.getloadavg()[0], 1),
+        "pages": len(files),
+        "mb": round(size / 1e6, 1),
+        "seconds": round(wall, 2),
+        "pages_per_s": round(len(files) / wall, 1),
+    }
 
 
 def main() -> int:

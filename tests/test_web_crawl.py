@@ -446,3 +446,17 @@ def test_crawl_flags_on_files_and_a_loader_on_a_url_are_usage_errors(tmp_path: P
         cli, ["--db", db, "ingest", "https://docs.example.com/", "-s", "x", "--loader", "html"]
     )
     assert url.exit_code == 2 and "--loader applies to files" in url.output
+
+
+def test_a_start_page_that_is_gone_or_redirects_away_deletes_nothing(
+    kb: KnowledgeBase, site: Site
+) -> None:
+    kb.ingest_url(site.url("/docs/"), "web", options=_opts(site))
+    count = len(_docs(kb))
+    site.html("/docs/", "", status=404)
+    gone = kb.ingest_url(site.url("/docs/"), "web", options=_opts(site))
+    assert [e.message for e in gone.errors] == ["start page: HTTP 404"]
+    site.redirect("/docs/", "/other/page.html")
+    away = kb.ingest_url(site.url("/docs/"), "web", options=_opts(site))
+    assert [e.message for e in away.errors] == ["start page: redirect outside the allowlist"]
+    assert gone.deleted == away.deleted == 0 and len(_docs(kb)) == count

@@ -104,6 +104,8 @@ class KnowledgeBase:
         keep their vectors). An ``http(s)://`` URL is crawled (:meth:`ingest_url`).
         """
         if isinstance(path, str) and path.lower().startswith(("http://", "https://")):
+            if loader is not None:
+                raise InvalidInput("a loader applies to files, not to a URL")
             return self.ingest_url(path, source)
         report = ingest_path(
             self.store,

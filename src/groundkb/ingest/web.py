@@ -102,12 +102,15 @@ class _Ingest:
         self.tally = Tally()
         self.handled: set[str] = set()
         self.incomplete = False
+        self.start = ""  # a start page that cannot be read keeps everything
 
     def __call__(self, v: Visit) -> tuple[str, ...]:
         if v.final in self.handled or v.kind == "redirect_seen":  # reached another way
             return ()
         self.handled.add(v.final)
         t, w = self.tally, self.writer
+        if v.url == self.start and v.kind in ("gone", "skipped"):
+            v = replace(v, kind="failed", note=f"start page: {v.note}")
         if v.kind == "page" and v.page is not None:
             t.fetched += 1
             w.add(v.final, v.page.loaded, v.page.errors)
@@ -206,8 +209,11 @@ def ingest_url(
     if path.endswith((".xml", ".xml.gz")):
         seeds = _sitemap_seeds(start, crawler, handler)
         follow = False
+        if not seeds:
+            handler.incomplete = True  # an empty sitemap deletes nothing
     else:
         seeds, follow = [start], True
+        handler.start = start
     writer.loaders_used.add("html")
     run_queue(crawler, seeds, follow=follow, on_visit=handler, tally=handler.tally,
               progress=progress)  # fmt: skip
