@@ -54,6 +54,7 @@ bench: install
 	$(PY) benchmarks/tldr_pages.py
 	$(PY) benchmarks/prompt_tokens.py
 	$(PY) benchmarks/rest_vs_mcp.py
+	$(PY) benchmarks/web_sources.py
 	$(PY) benchmarks/report.py
 
 clean:

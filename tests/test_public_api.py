@@ -31,7 +31,7 @@ def test_import_and_help_stay_light() -> None:
     code = (
         "import sys, groundkb, groundkb.serve.cli;"
         "heavy = {'numpy', 'torch', 'mcp', 'starlette', 'uvicorn', 'pydantic', 'onnxruntime',"
-        "'fastapi', 'prometheus_client', 'anyio'};"
+        "'fastapi', 'prometheus_client', 'anyio', 'lxml', 'html_to_markdown', 'pypdf', 'docx'};"
         "print(sorted(heavy & set(sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -337,19 +337,19 @@ GOOD_TABLE = '[[sources]]\nname = "docs"\npath = "docs"\n'
         ('[[sources]]\npath = "specs"\n', "[[sources]] #2: 'name' is required"),
         (
             '[[sources]]\nname = "shop"\npath = "specs"\npython = "m:cli"\n',
-            "[[sources]] #2 (shop): give exactly one of 'path' or 'python'",
+            "[[sources]] #2 (shop): give exactly one of 'path', 'python' or 'url'",
         ),
         (
             '[[sources]]\nname = "shop"\n',
-            "[[sources]] #2 (shop): give exactly one of 'path' or 'python'",
+            "[[sources]] #2 (shop): give exactly one of 'path', 'python' or 'url'",
         ),
         (
             '[[sources]]\nname = "pets"\npath = "specs"\nglob = "*.yaml"\n',
             "[[sources]] #2 (pets): unknown key 'glob'",
         ),
         pytest.param(
-            '[[sources]]\nname = "pets"\npath = "specs"\nloader = "pdf"\n',
-            "[[sources]] #2 (pets): unknown loader 'pdf'",
+            '[[sources]]\nname = "pets"\npath = "specs"\nloader = "rtf"\n',
+            "[[sources]] #2 (pets): unknown loader 'rtf'",
             id="unknown-loader",
         ),
         pytest.param(
@@ -547,8 +547,8 @@ def test_ingest_with_a_forced_loader(tmp_path: Path) -> None:
     assert json.loads(r.stdout)["deleted"] == 2
     with KnowledgeBase.open(db) as kb:
         assert {d.type for d in kb.list_documents()} == {"command"}
-    r = invoke("--db", db, "ingest", str(TLDR), "-s", "x", "--loader", "pdf")
-    assert r.exit_code == 2 and "'pdf' is not one of" in r.output
+    r = invoke("--db", db, "ingest", str(TLDR), "-s", "x", "--loader", "rtf")
+    assert r.exit_code == 2 and "'rtf' is not one of" in r.output
 
 
 # ------------------------------------------------------------------------- MCP

@@ -38,6 +38,7 @@ from .store.base import DocSummary, Store
 if TYPE_CHECKING:
     from .answer import BuiltPrompt
     from .embed import Embedder
+    from .ingest.crawl import CrawlOptions, CrawlProgress
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +127,12 @@ class KnowledgeBase:
         """Make source ``source`` equal to the documents under ``path`` (see ingest/).
 
         With an embedder, new and changed chunks are embedded afterwards (unchanged ones
-        keep their vectors).
+        keep their vectors). An ``http(s)://`` URL is crawled (:meth:`ingest_url`).
         """
+        if isinstance(path, str) and path.lower().startswith(("http://", "https://")):
+            if loader is not None:
+                raise InvalidInput("a loader applies to files, not to a URL")
+            return self.ingest_url(path, source)
         report = ingest_path(
             self.store,
             path,
@@ -139,6 +144,51 @@ class KnowledgeBase:
         report = self._embed_after(report, progress)
         self.ops.ingested(report)
         return report
+
+    def ingest_url(
+        self,
+        url: str,
+        source: str,
+        *,
+        options: CrawlOptions | None = None,
+        progress: CrawlProgress | None = None,
+    ) -> IngestReport:
+        """Make source ``source`` equal to the pages crawled from ``url`` (a page or a
+        sitemap); ``options`` default to the ``crawl_*`` settings (see ingest/crawl.py)."""
+        from .ingest.web import crawl_options, ingest_url
+
+        report = ingest_url(
+            self.store,
+            url,
+            source,
+            options=options or crawl_options(self.settings),
+            max_chunk_tokens=self.settings.max_chunk_tokens,
+            progress=progress,
+        )
+        return self._embed_after(report, None)
+
+    def refresh_url(
+        self, url: str, *, source: str | None = None, options: CrawlOptions | None = None
+    ) -> IngestReport:
+        """Fetch one page again and update, insert or delete its documents. Its source is
+        the one holding it (else ``source``); options come from that source's
+        ``[[sources]]`` table when there is one."""
+        from .ingest.web import crawl_options, refresh_url
+
+        def options_for(name: str) -> CrawlOptions:
+            if options is not None:
+                return options
+            table = next((t for t in self.settings.sources if t.get("name") == name), None)
+            return crawl_options(self.settings, table, f"[[sources]] {name}")
+
+        report = refresh_url(
+            self.store,
+            url,
+            source=source,
+            options_for=options_for,
+            max_chunk_tokens=self.settings.max_chunk_tokens,
+        )
+        return self._embed_after(report, None)
 
     def _embed_after(self, report: IngestReport, progress: Progress | None) -> IngestReport:
         if self.settings.retrieval == "keyword" or self.embedder() is None:
@@ -229,13 +279,18 @@ class KnowledgeBase:
         return report
 
     def sync(
-        self, progress: Progress | None = None, only: Sequence[str] = ()
+        self,
+        progress: Progress | None = None,
+        only: Sequence[str] = (),
+        crawl_progress: CrawlProgress | None = None,
     ) -> list[IngestReport]:
         """Re-ingest every source listed in the settings file's ``[[sources]]`` tables
         (or only those named in ``only``).
 
-        Each table has ``name`` and either ``path`` (relative to the settings file) with an
-        optional ``loader``, or ``python = "module:object"`` with an optional ``program``.
+        Each table has ``name`` and one of ``path`` (relative to the settings file) with an
+        optional ``loader``, ``python = "module:object"`` with an optional ``program``, or
+        ``url`` with optional crawl options (``allow``, ``allow_networks``, ``max_pages``,
+        ``max_depth``, ``rate``, ``concurrency``).
         """
         if not self.settings.sources:
             raise ConfigError(
@@ -243,28 +298,44 @@ class KnowledgeBase:
                 + (f" {self.settings.config_path}" if self.settings.config_path else "")
             )
         base = Path(self.settings.config_path).parent if self.settings.config_path else Path()
-        plans = [_source_plan(n, t, base) for n, t in enumerate(self.settings.sources)]
+        from .ingest.web import crawl_options
+
+        tables = list(self.settings.sources)
+        plans = [_source_plan(n, t, base) for n, t in enumerate(tables)]
+        crawls = [  # checked before anything is ingested, like the tables themselves
+            crawl_options(self.settings, t, f"[[sources]] {t['name']}") if t.get("url") else None
+            for t in tables
+        ]
         if only:
             unknown = sorted(set(only) - {p[0] for p in plans})
             if unknown:
                 raise NotFound(f"no source named {unknown[0]!r} in the settings file")
-            plans = [p for p in plans if p[0] in only]
         reports = []
-        for name, path, target, loader, program in plans:
-            if target:
+        for (name, path, target, loader, program), table, opts in zip(
+            plans, tables, crawls, strict=True
+        ):
+            if only and name not in only:
+                continue
+            if opts is not None:
+                reports.append(
+                    self.ingest_url(table["url"], name, options=opts, progress=crawl_progress)
+                )
+            elif target:
                 reports.append(self.ingest_python_cli(target, name, program=program))
             else:
                 reports.append(self.ingest(path, name, progress, loader=loader))
         return reports
 
-    def refresh(self, source: str, progress: Progress | None = None) -> IngestReport:
+    def refresh_source(self, source: str, progress: Progress | None = None) -> IngestReport:
         """Re-ingest one source: from its ``[[sources]]`` table when the settings file
-        lists it, else from the path it was last ingested from."""
+        lists it, else from the path or URL it was last ingested from."""
         if any(t.get("name") == source for t in self.settings.sources):
             return self.sync(progress, only=[source])[0]
         found = self.store.get_source(source)
         if found is None:
             raise NotFound(f"no source named {source!r}")
+        if found.location.startswith(("http://", "https://")):
+            return self.ingest_url(found.location, source)
         if not found.location or not Path(found.location).exists():
             raise InvalidInput(
                 f"source {source!r} has no path to re-ingest from"
@@ -476,10 +547,15 @@ def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | N
     name = table.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"{where}: 'name' is required")
-    path, target = table.get("path"), table.get("python")
-    if bool(path) == bool(target):
-        raise ConfigError(f"{where} ({name}): give exactly one of 'path' or 'python'")
-    unknown = set(table) - {"name", "path", "python", "loader", "program", "groups"}
+    path, target, url = table.get("path"), table.get("python"), table.get("url")
+    if sum(map(bool, (path, target, url))) != 1:
+        raise ConfigError(f"{where} ({name}): give exactly one of 'path', 'python' or 'url'")
+    from .ingest.web import CRAWL_KEYS, is_url
+
+    if url is not None and not is_url(url):
+        raise ConfigError(f"{where} ({name}): 'url' must be an http(s) URL")
+    known = {"name", "path", "python", "loader", "program", "groups", "url", *CRAWL_KEYS}
+    unknown = set(table) - known
     if unknown:
         raise ConfigError(f"{where} ({name}): unknown key {sorted(unknown)[0]!r}")
     loader, program = table.get("loader"), table.get("program")

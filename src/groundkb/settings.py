@@ -135,6 +135,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("fallback_min_searches", int, 20, "Searches in the window before it can fall back."),
     Setting("fallback_cooldown_s", float, 60.0, "Seconds by keyword before trying again."),
     Setting("query_log", str, "stderr", "Per-query JSON log of `serve`: stderr, off or a file."),
+    Setting("crawl_max_pages", int, 5000, "Most URLs one crawl visits."),
+    Setting("crawl_max_depth", int, 20, "Most links followed from the start URL."),
+    Setting(
+        "crawl_rate", float, 4.0, "Request starts per second per host (robots.txt may slow it)."
+    ),
+    Setting("crawl_concurrency", int, 4, "Requests in flight per host."),
+    Setting("crawl_timeout", float, 15.0, "Seconds per socket operation; 4x for a whole response."),
+    Setting("crawl_max_mb", int, 25, "Largest response read, in MiB (after decompression)."),
+    Setting("crawl_user_agent", str, "", "User agent of the crawler ('' = groundkb's own)."),
 )
 SECRET_SETTINGS = frozenset(s.name for s in SETTINGS if s.secret)
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -193,6 +202,13 @@ class Settings:
     fallback_min_searches: int = 20
     fallback_cooldown_s: float = 60.0
     query_log: str = "stderr"
+    crawl_max_pages: int = 5000
+    crawl_max_depth: int = 20
+    crawl_rate: float = 4.0
+    crawl_concurrency: int = 4
+    crawl_timeout: float = 15.0
+    crawl_max_mb: int = 25
+    crawl_user_agent: str = ""
     config_path: str = ""
     sources: tuple[Mapping[str, Any], ...] = ()
 

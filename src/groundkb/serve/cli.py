@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from typing import Any, NoReturn
 
 import click
@@ -103,16 +104,87 @@ class _Progress:
             self.bar = None
 
 
+class _CrawlProgress:
+    """Crawl progress on stderr: a status line on a terminal, else a line every 10 s."""
+
+    def __init__(self, quiet: bool, label: str, every: float = 10.0) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.label = label
+        self.every = every if not self.tty else 0.1
+        self.last = 0.0
+        self.line = ""
+
+    def __call__(self, status: Any) -> None:
+        self.line = (
+            f"crawling {self.label}: {status.fetched} fetched, {status.queued} queued,"
+            f" {status.failed} failed, {status.skipped} skipped"
+        )
+        now = time.monotonic()
+        if self.quiet or now - self.last < self.every:
+            return
+        self.last = now
+        if self.tty:
+            click.echo("\r" + _cut_line(self.line + f"  {status.url}"), nl=False, err=True)
+        else:
+            click.echo(self.line, err=True)
+
+    def close(self) -> None:
+        if not self.quiet and self.line:
+            click.echo(("\r\033[K" if self.tty else "") + self.line, err=True)
+
+
+def _cut_line(text: str) -> str:
+    import shutil
+
+    width = shutil.get_terminal_size((100, 20)).columns - 1
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _crawl_flags(f: Any) -> Any:
+    f = click.option(
+        "--concurrency", type=click.IntRange(1, 32), help="Requests in flight per host."
+    )(f)
+    f = click.option(
+        "--rate", type=click.FloatRange(min=0.001), help="Requests per second per host."
+    )(f)
+    f = click.option("--max-depth", type=click.IntRange(0), help="Most links followed from URL.")(f)
+    f = click.option("--max-pages", type=click.IntRange(1), help="Most URLs visited.")(f)
+    f = click.option(
+        "--allow-network",
+        "allow_networks",
+        multiple=True,
+        help="Network (CIDR) that may be fetched although not public, e.g. 127.0.0.1/32.",
+    )(f)
+    f = click.option(
+        "--allow",
+        multiple=True,
+        help="URL prefix to crawl (repeatable; default: the URL's folder).",
+    )(f)
+    return f
+
+
+def _crawl_table(**flags: Any) -> dict[str, Any]:
+    return {
+        k: (list(v) if isinstance(v, tuple) else v)
+        for k, v in flags.items()
+        if v is not None and v != ()
+    }
+
+
 @cli.command()
-@click.argument("path", type=click.Path(exists=True), required=False)
+@click.argument("path", required=False)
 @click.option("--source", "-s", required=True, help="Source name; the source becomes this path.")
 @click.option(
     "--loader",
-    type=click.Choice(["markdown", "tldr", "openapi", "catalog", "entries", "records"]),
+    type=click.Choice(
+        ["markdown", "tldr", "openapi", "catalog", "entries", "records", "html", "pdf", "docx"]
+    ),
     help="Read every file with this loader instead of choosing by content.",
 )
 @click.option("--python", "target", help="Ingest a Python CLI instead: 'module:object'.")
 @click.option("--program", help="Program name for --python (default: from the CLI).")
+@_crawl_flags
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
@@ -123,28 +195,55 @@ def ingest(
     loader: str | None,
     target: str | None,
     program: str | None,
+    allow: tuple[str, ...],
+    allow_networks: tuple[str, ...],
+    max_pages: int | None,
+    max_depth: int | None,
+    rate: float | None,
+    concurrency: int | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Ingest docs, entries, OpenAPI specs and command catalogs under PATH into a source.
+    """Ingest docs, entries, OpenAPI specs, command catalogs, HTML, PDF and Word files
+    under PATH into a source, or crawl a website from a URL (a page or a sitemap).
 
-    Re-ingesting is incremental: unchanged files are skipped, changed chunks rewritten,
-    and documents whose files disappeared are deleted. Exits 1 if any file failed.
-    With --python module:object, the commands of a click, typer or argparse program.
+    Re-ingesting is incremental: unchanged files (and pages) are skipped, changed chunks
+    rewritten, and documents whose files disappeared are deleted. Exits 1 if any file
+    failed. With --python module:object, the commands of a click, typer or argparse
+    program.
     """
+    from ..ingest.web import crawl_options, is_url
     from .render import report_text, to_json
 
     if bool(path) == bool(target):
         raise click.UsageError("give PATH or --python module:object (one of them)")
     with _kb(ctx) as kb:
         progress = _Progress(quiet)
+        crawl_progress = _CrawlProgress(quiet, source)
         try:
             if target:
                 report = kb.ingest_python_cli(target, source, program=program)
+            elif is_url(path):
+                if loader:
+                    raise click.UsageError("--loader applies to files, not to a URL")
+                flags = _crawl_table(
+                    allow=allow,
+                    allow_networks=allow_networks,
+                    max_pages=max_pages,
+                    max_depth=max_depth,
+                    rate=rate,
+                    concurrency=concurrency,
+                )
+                opts = crawl_options(kb.settings, flags, "flags")
+                report = kb.ingest_url(str(path), source, options=opts, progress=crawl_progress)
             else:
+                crawl_flags = (allow, allow_networks, max_pages, max_depth, rate, concurrency)
+                if any(f not in (None, ()) for f in crawl_flags):
+                    raise click.UsageError("crawl options apply to a URL, not to files")
                 report = kb.ingest(path, source, progress=progress, loader=loader)
         finally:
             progress.close()
+            crawl_progress.close()
     click.echo(to_json(report) if as_json else report_text(report))
     if report.errors:
         sys.exit(EXIT_FAILED)
@@ -160,16 +259,48 @@ def sync(ctx: click.Context, as_json: bool, quiet: bool) -> None:
 
     with _kb(ctx) as kb:
         progress = _Progress(quiet)
+        crawl_progress = _CrawlProgress(quiet, "url sources")
         try:
-            reports = kb.sync(progress=progress)
+            reports = kb.sync(progress=progress, crawl_progress=crawl_progress)
         finally:
             progress.close()
+            crawl_progress.close()
     if as_json:
         click.echo(to_json(reports))
     else:
         for r in reports:
             click.echo(report_text(r))
     if any(r.errors for r in reports):
+        sys.exit(EXIT_FAILED)
+
+
+@cli.command()
+@click.argument("url")
+@click.option("--source", "-s", help="Source to add the page to when it is not indexed yet.")
+@click.option(
+    "--allow-network",
+    "allow_networks",
+    multiple=True,
+    help="Network (CIDR) that may be fetched although not public, e.g. 127.0.0.1/32.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def refresh(
+    ctx: click.Context, url: str, source: str | None, allow_networks: tuple[str, ...], as_json: bool
+) -> None:
+    """Fetch one web page again now: update, insert or delete its documents (conditional
+    request; unchanged pages are not re-chunked). Exits 1 if the fetch failed."""
+    from ..ingest.web import crawl_options
+    from .render import report_text, to_json
+
+    with _kb(ctx) as kb:
+        options = None
+        if allow_networks:
+            table = {"allow_networks": list(allow_networks)}
+            options = crawl_options(kb.settings, table, "flags")
+        report = kb.refresh_url(url, source=source, options=options)
+    click.echo(to_json(report) if as_json else report_text(report))
+    if report.errors:
         sys.exit(EXIT_FAILED)
 
 

@@ -300,7 +300,7 @@ async def settings(ctx: Ctx) -> o.SettingsOut:
 async def sync_source(ctx: Admin, name: SourceName) -> o.IngestReportOut:
     """From its ``[[sources]]`` table in groundkb.toml, else from the path it was last
     ingested from. Answers when done, with the ingest report."""
-    return o.report_out(await ctx.run(lambda: ctx.kb.refresh(name)))
+    return o.report_out(await ctx.run(lambda: ctx.kb.refresh_source(name)))
 
 
 @router.post("/sources/{name}/enable", tags=["admin"], responses=ADMIN_ERRORS)
