@@ -153,7 +153,9 @@ def collect(ds: DevSet, mode: str, fresh: bool = False) -> list[Row]:
     if cached.exists() and not fresh:
         return [Row(**r) for r in json.loads(cached.read_text(encoding="utf-8"))]
     db = CACHE / f"verdict-{ds.name}.db"
-    base = Settings(db=str(db), embedder="minilm", max_chunks_per_doc=ds.per_doc)
+    base = Settings(
+        db=str(db), embedder="minilm", max_chunks_per_doc=ds.per_doc, fallback_p95_ms=1e12
+    )
     if not db.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
         part = db.with_suffix(".part")
@@ -166,6 +168,8 @@ def collect(ds: DevSet, mode: str, fresh: bool = False) -> list[Row]:
     with KnowledgeBase.open(settings=base.replace(retrieval=mode)) as kb:
         for query, expect, relevant in ds.questions():
             r = kb.search(query[:2000], limit=10)
+            if r.notice:
+                raise SystemExit(f"search fell back: {r.notice}")
             top = ds.doc_key(r.hits[0].doc_id) if r.hits else ""
             rows.append(
                 Row(
@@ -280,7 +284,9 @@ def outcome(rows: Sequence[Row], verdicts: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def grid_table(by_set: dict[str, list[Row]], scope: dict[str, float], answer: dict[str, float]) -> None:
+def grid_table(
+    by_set: dict[str, list[Row]], scope: dict[str, float], answer: dict[str, float]
+) -> None:
     grid = [round(0.1 * i, 1) for i in range(2, 10)]
     labelled = [r for s in LABELLED if s in by_set for r in by_set[s]]
     for ts in grid:

@@ -28,7 +28,7 @@ from typing import Any
 
 from .api import KnowledgeBase
 from .errors import InvalidInput
-from .evaluate import percentile
+from .evaluate import NO_FALLBACK_MS, percentile
 from .search.engine import MAX_QUERY_CHARS
 from .settings import Settings, load_settings
 
@@ -134,9 +134,12 @@ def evaluate_verdicts(
     plan = _sources(folder, sources)
     base = settings or Settings()
     with tempfile.TemporaryDirectory(prefix="groundkb-verdicts-") as tmp:
-        s = base.replace(db=str(Path(tmp) / "eval.db"), retrieval=mode)
+        s = base.replace(
+            db=str(Path(tmp) / "eval.db"), retrieval=mode, fallback_p95_ms=NO_FALLBACK_MS
+        )
         if isinstance(plan, Settings):
-            s = plan.replace(**{k: getattr(s, k) for k in ("db", "retrieval", "embedder")})
+            keep = ("db", "retrieval", "embedder", "fallback_p95_ms")
+            s = plan.replace(**{k: getattr(s, k) for k in keep})
         with KnowledgeBase.open(settings=s) as kb:
             if mode != "keyword" and kb.embedder() is None:
                 raise InvalidInput("vector and hybrid modes need an embedder (setting `embedder`)")
@@ -168,6 +171,8 @@ def _score(
     for n, q in enumerate(questions, 1):
         started = time.perf_counter()
         result = kb.search(q.query[:MAX_QUERY_CHARS], limit=5)
+        if result.notice:
+            raise InvalidInput(f"search fell back: {result.notice}")
         latency.append((time.perf_counter() - started) * 1000)
         verdict = result.verdict.kind
         top = [h.doc_id for h in result.hits]

@@ -34,8 +34,6 @@ VerdictReason = Literal[
     "unknown_terms",
     "below_threshold",
     "unknown_command",
-    # earlier rule-based reasons, kept until the calibrated verdict replaces them
-    "few_matched_terms",
 ]
 SourceKind = Literal["docs", "entries", "openapi", "commands", "mixed"]
 

@@ -45,8 +45,8 @@ from ..analyze.text import ParsedQuery, stem
 from ..errors import ConfigError
 from ..models import Option, Verdict, VerdictReason
 from ..settings import Settings
-from ..store.base import KeywordMatch
-from .commands import CommandMatch
+from ..store.base import DocSummary, KeywordMatch
+from .commands import CommandMatch, command_name
 from .meaning import Meaning, group_meanings
 
 
@@ -80,6 +80,8 @@ FEATURES: tuple[str, ...] = (
     "single",
     "terms",
 )
+
+_KEYWORD_EVIDENCE = ("cover", "name", "phrase", "lead", "cover_lead", "exact")
 
 _LABELS = {
     "known": "question words the index knows",
@@ -236,9 +238,13 @@ NO_MATCH_MESSAGE = (
 )
 
 
+def option_of(d: DocSummary) -> Option:
+    """An option naming a document; a command by its name (without example arguments)."""
+    return Option(d.id, d.title, d.category, d.type, " ".join(command_name(d.command)))
+
+
 def _option(s: Scored) -> Option:
-    d = s.match.doc
-    return Option(d.id, d.title, d.category, d.type, d.command)
+    return option_of(s.match.doc)
 
 
 def _why(model: Logistic, values: Mapping[str, float]) -> tuple[str, ...]:
@@ -308,8 +314,9 @@ def decide(
     if p_answer >= model.answer.threshold and len(named) <= 1:
         parts = dict(model.answer.contributions(x))
         semantic = parts.get("cosine", 0.0) + parts.get("cosine_lead", 0.0)
-        keyword = sum(v for k, v in parts.items() if k not in ("cosine", "cosine_lead"))
-        kind: VerdictReason = "semantic_match" if semantic > keyword else "strong_match"
+        keyword = sum(parts.get(k, 0.0) for k in _KEYWORD_EVIDENCE)
+        by_meaning = not keyword_matched or semantic > keyword
+        kind: VerdictReason = "semantic_match" if by_meaning else "strong_match"
         message = f"Answer from {title}." + (
             " (matched by meaning; check it fits)" if kind == "semantic_match" else ""
         )
@@ -361,13 +368,13 @@ def command_verdict(query: str, cm: CommandMatch) -> Verdict:
                 0.9,
                 "completed_command",
                 f"`{query}` completes only to `{doc.command}`, a documented command.",
-                (Option(doc.id, doc.title, doc.category, doc.type, doc.command),),
+                (option_of(doc),),
             )
         return Verdict(
             "answer", 1.0, "exact_command", f"`{doc.command or query}` is a documented command."
         )
     if cm.kind in ("exact", "group", "completed"):
-        options = tuple(Option(d.id, d.title, d.category, d.type, d.command) for d in cm.docs[:5])
+        options = tuple(option_of(d) for d in cm.docs[:5])
         names = ", ".join(f"`{n}`" for n in cm.suggestions[:5]) or "several commands"
         return Verdict(
             "clarify", 0.5, "ambiguous", f"`{query}` covers {names}; which one?", options
