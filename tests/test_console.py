@@ -105,7 +105,9 @@ def test_a_search_shows_the_verdict_and_each_hits_evidence(page: Page, base: str
     search(page, base, "explain workspace")
     verdict = page.get_by_test_id("verdict")
     expect(verdict).to_contain_text("answer")
-    expect(verdict).to_contain_text(re.compile(r"reason \w+\s*confidence [01]\.\d\d\s*mode keyword"))
+    expect(verdict).to_contain_text(
+        re.compile(r"reason \w+\s*confidence [01]\.\d\d\s*mode keyword")
+    )
     first = page.locator(".hit").first
     expect(first.locator("h3")).to_have_text("Workspace")
     expect(first.locator(".path")).to_have_text("Workspace")

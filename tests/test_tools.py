@@ -526,7 +526,9 @@ def test_ingest_python_cli_from_the_command_line(tmp_path: Path, shop_module: st
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("source shop: 2 inserted")
     r = invoke("--db", db, "command", "cli orders cancel", "--json")
-    assert json.loads(r.stdout)["document"]["summary"] == "Cancel an order that has not shipped yet."
+    assert (
+        json.loads(r.stdout)["document"]["summary"] == "Cancel an order that has not shipped yet."
+    )
     r = invoke("--db", db, "ingest", "--python", shop_module, "--program", "shop", "-s", "shop")
     assert r.stdout.startswith("source shop: 2 inserted, 0 updated, 0 unchanged, 2 deleted")
     assert invoke("--db", db, "command", "shop orders list").exit_code == 0
