@@ -52,6 +52,8 @@ bench: install
 	$(PY) benchmarks/retrieval_modes.py
 	$(PY) benchmarks/api_questions.py
 	$(PY) benchmarks/tldr_pages.py
+	$(PY) benchmarks/fit_verdict.py
+	$(PY) benchmarks/verdicts.py
 	$(PY) benchmarks/prompt_tokens.py
 	$(PY) benchmarks/rest_vs_mcp.py
 	$(PY) benchmarks/web_sources.py

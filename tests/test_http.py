@@ -131,7 +131,7 @@ def test_sources_stats_and_settings_are_readable_and_secrets_are_not(
     assert TOKEN not in body
     settings = {s["name"]: s for s in http.get("/api/settings").json()["settings"]}
     assert settings["admin_token"]["value"] == "(set)" and settings["admin_token"]["secret"]
-    assert settings["min_score"]["value"] == 0.5 and settings["default_limit"]["default"] == 5
+    assert settings["option_lead"]["value"] == 0.35 and settings["default_limit"]["default"] == 5
 
 
 def test_prompts_are_built_over_rest_like_over_mcp(http: httpx2.Client) -> None:

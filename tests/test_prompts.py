@@ -209,10 +209,11 @@ def test_no_match_tells_the_model_to_say_it_does_not_know_with_no_retrieved_text
 
 
 def test_clarify_carries_the_options_to_ask_about(full_kb: KnowledgeBase) -> None:
-    result = full_kb.search("workspace users")
+    result = full_kb.search("home")
     assert result.verdict.kind == "clarify"
-    p = full_kb.build_prompt("workspace users")
+    p = full_kb.build_prompt("home")
     assert p.verdict.kind == "clarify" and p.options
+    assert set(p.options) == {o.label for o in result.verdict.options}
     assert "Do not answer yet: ask the user which one they mean" in p.system
     assert all(o in p.system for o in p.options)
 
@@ -224,7 +225,7 @@ def test_clarify_options_prefer_structured_options_when_a_result_has_them(
 
     from groundkb.answer import clarify_options
 
-    result = full_kb.search("workspace users")
+    result = full_kb.search("home")
 
     @dataclass
     class Option:
@@ -238,7 +239,7 @@ def test_clarify_options_prefer_structured_options_when_a_result_has_them(
             self.options = [Option("Workspace (concepts)"), {"title": "Users (commands)"}]
 
     assert clarify_options(WithOptions()) == ("Workspace (concepts)", "Users (commands)")  # type: ignore[arg-type]
-    assert clarify_options(result) == result.suggestions[:5]
+    assert clarify_options(result) == tuple(o.label for o in result.verdict.options)
 
 
 def test_missing_template_and_missing_context_are_clear_errors(docs_kb: KnowledgeBase) -> None:

@@ -20,6 +20,7 @@ from .ingest.validate import Problem, validate_store
 from .models import (
     DOC_TYPES,
     Chunk,
+    CommandLookup,
     Document,
     Filters,
     IngestReport,
@@ -409,14 +410,27 @@ class KnowledgeBase:
         return self.store.get_chunks(doc_id)
 
     def get_command(self, command: str) -> Document:
-        """The command document whose exact name or alias is ``command``; NotFound otherwise."""
-        index = self.searcher.derived().commands
-        docs = index.by_name.get(tuple(command.strip().lower().split()))
-        if not docs:
-            hint = index.suggest(command)
+        """The command document whose exact name or alias is ``command``; NotFound
+        (with did-you-mean names in the message) otherwise."""
+        found = self.lookup_command(command)
+        if found.document is None:
+            hint = found.suggestions
             did = f"; did you mean {', '.join(repr(s) for s in hint)}?" if hint else ""
             raise NotFound(f"no command {command.strip()!r}{did}")
-        return self.get(docs[0].id)
+        return found.document
+
+    def lookup_command(
+        self, command: str, *, source: str | Sequence[str] | None = None
+    ) -> CommandLookup:
+        """Exact look-up of a command by name or alias: found, or not found with the
+        closest command names. Never a near miss presented as the command."""
+        if not command or not command.strip():
+            raise InvalidInput("command is required")
+        index = self.searcher.commands_for(make_filters(None, None, source))
+        docs = index.by_name.get(tuple(command.strip().lower().split()))
+        if not docs:
+            return CommandLookup(command.strip(), False, None, index.suggest(command))
+        return CommandLookup(command.strip(), True, self.get(docs[0].id))
 
     def list_commands(
         self, category: str | None = None, *, limit: int = 50, offset: int = 0

@@ -34,8 +34,6 @@ VerdictReason = Literal[
     "unknown_terms",
     "below_threshold",
     "unknown_command",
-    # earlier rule-based reasons, kept until the calibrated verdict replaces them
-    "few_matched_terms",
 ]
 SourceKind = Literal["docs", "entries", "openapi", "commands", "mixed"]
 
@@ -203,6 +201,19 @@ class SearchResult:
     # why it ran by keyword instead of the mode asked for: latency, errors, forced,
     # embedder_failed, index_mismatch, no_embedder ("" when it did not)
     fallback: str = ""
+    # the measured evidence the verdict weighed (search/verdict.py), with the two
+    # probabilities as "p_scope" and "p_answer"
+    signals: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandLookup:
+    """An exact command look-up: the command, or not found with did-you-mean names."""
+
+    query: str
+    found: bool
+    document: Document | None = None
+    suggestions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,25 @@ from typing import Any
 
 from .errors import ConfigError
 
+# The calibrated verdict (search/verdict.py): weights fitted by benchmarks/fit_verdict.py.
+FITTED_ON = (
+    "(threshold= its probability cut). Fitted by benchmarks/fit_verdict.py on the Orbit "
+    "verdict set, the Kubernetes/Twilio API questions, SciFact, TorchHub, TF Hub, tldr "
+    "(descriptions) and the tldr pages; see docs/ranking.md."
+)
+VERDICT_SCOPE_KEYWORD = "threshold=0.90 bias=-0.42 known=2.96 cover=1.07 name=0.73 phrase=0.76"
+VERDICT_ANSWER_KEYWORD = (
+    "threshold=0.75 bias=-5.91 known=1.11 cover=2.17 phrase=2.07 lead=1.91 cover_lead=2.73"
+    " exact=0.56 single=-4.08 terms=3.24"
+)
+VERDICT_SCOPE_HYBRID = (
+    "threshold=0.90 bias=-0.85 known=2.81 cover=0.87 name=0.63 phrase=0.39 cosine=1.77"
+)
+VERDICT_ANSWER_HYBRID = (
+    "threshold=0.60 bias=-5.08 cover=2.16 phrase=1.56 lead=3.01 cover_lead=2.44 cosine=0.96"
+    " cosine_lead=2.60 exact=0.40 typo=-0.39 single=-4.29 terms=3.10"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Setting:
@@ -41,10 +60,33 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("weight_header", float, 1.0, "BM25 weight of the header path field."),
     Setting("weight_body", float, 1.0, "BM25 weight of the body text."),
     Setting("title_phrase_boost", float, 0.5, "Rank boost when the query phrase is in a title."),
-    Setting("min_score", float, 0.5, "Least evidence score (0-1) for an answer."),
-    Setting("min_confidence", float, 0.25, "Least relative lead over the next document."),
-    Setting("min_matched_terms", int, 2, "Least matched query terms (exact title = 2)."),
-    Setting("require_title_or_keyword", bool, True, "An answer needs a title/keyword match."),
+    Setting(
+        "verdict_scope_keyword",
+        str,
+        VERDICT_SCOPE_KEYWORD,
+        "P(the question is covered), keyword search: logistic weights " + FITTED_ON,
+    ),
+    Setting(
+        "verdict_answer_keyword",
+        str,
+        VERDICT_ANSWER_KEYWORD,
+        "P(the top hit answers), keyword search: logistic weights " + FITTED_ON,
+    ),
+    Setting(
+        "verdict_scope_hybrid",
+        str,
+        VERDICT_SCOPE_HYBRID,
+        "P(the question is covered), hybrid search: logistic weights " + FITTED_ON,
+    ),
+    Setting(
+        "verdict_answer_hybrid",
+        str,
+        VERDICT_ANSWER_HYBRID,
+        "P(the top hit answers), hybrid search: logistic weights " + FITTED_ON,
+    ),
+    Setting(
+        "option_lead", float, 0.35, "Meanings within this relative lead of the top are options."
+    ),
     Setting("typo_correction", bool, True, "Correct query words missing from the index."),
     Setting("typo_max_terms", int, 4, "Correct typos only in queries of this many words."),
     Setting("bm25_k1", float, 1.5, "BM25 term-frequency saturation."),
@@ -62,8 +104,6 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("rrf_k", int, 60, "Reciprocal rank fusion constant."),
     Setting("keyword_weight", float, 0.3, "Keyword share of the weighted fusion."),
     Setting("vector_candidates", int, 50, "Chunks taken from vector search per query."),
-    Setting("min_vector_score", float, 0.75, "Least cosine to answer without keyword evidence."),
-    Setting("min_vector_margin", float, 0.1, "Least cosine lead for such an answer."),
     Setting(
         "min_vector_hit", float, 0.3, "With no keyword match, least top cosine to return hits."
     ),
@@ -124,10 +164,11 @@ class Settings:
     weight_header: float = 1.0
     weight_body: float = 1.0
     title_phrase_boost: float = 0.5
-    min_score: float = 0.5
-    min_confidence: float = 0.25
-    min_matched_terms: int = 2
-    require_title_or_keyword: bool = True
+    verdict_scope_keyword: str = VERDICT_SCOPE_KEYWORD
+    verdict_answer_keyword: str = VERDICT_ANSWER_KEYWORD
+    verdict_scope_hybrid: str = VERDICT_SCOPE_HYBRID
+    verdict_answer_hybrid: str = VERDICT_ANSWER_HYBRID
+    option_lead: float = 0.35
     typo_correction: bool = True
     typo_max_terms: int = 4
     bm25_k1: float = 1.5
@@ -140,8 +181,6 @@ class Settings:
     rrf_k: int = 60
     keyword_weight: float = 0.3
     vector_candidates: int = 50
-    min_vector_score: float = 0.75
-    min_vector_margin: float = 0.1
     min_vector_hit: float = 0.3
     log_level: str = "warning"
     prompt_templates: str = ""

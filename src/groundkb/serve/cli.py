@@ -351,12 +351,21 @@ def validate(ctx: click.Context, source: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the command as JSON.")
 @click.pass_context
 def command_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
-    """Print a CLI command by exact name or alias; anything else: not found + did-you-mean."""
+    """Print a CLI command by exact name or alias; anything else: not found + did-you-mean.
+
+    With --json a command that does not exist prints {"found": false, "suggestions": [...]}
+    (exit 1) rather than an error.
+    """
     from .render import document_text, to_json
 
     with _kb(ctx) as kb:
-        doc = kb.get_command(name)
-    click.echo(to_json(doc) if as_json else document_text(doc))
+        if not as_json:
+            click.echo(document_text(kb.get_command(name)))
+            return
+        found = kb.lookup_command(name)
+    click.echo(to_json(found))
+    if not found.found:
+        sys.exit(EXIT_FAILED)
 
 
 @cli.command("commands")
@@ -380,18 +389,21 @@ def commands_cmd(ctx: click.Context, category: str | None, limit: int, offset: i
 @click.pass_context
 def endpoint(ctx: click.Context, path: str, method: str | None, as_json: bool) -> None:
     """Look up an API operation by path: exact, template (/users/123) or without version."""
-    from .render import document_text, to_json
+    from .render import document_text, to_data, to_json
 
     with _kb(ctx) as kb:
         found = kb.get_api_endpoint(path, method)
         if as_json:
-            click.echo(to_json(found))
+            click.echo(to_json({**to_data(found), "found": found.found}))
+            if not found.found:
+                sys.exit(EXIT_FAILED)
             return
         if not found.endpoints:
             others = (
                 f" (this path has {', '.join(found.other_methods)})" if found.other_methods else ""
             )
-            _fail(f"no endpoint {found.method} {found.path}{others}".replace("  ", " "))
+            did = "; did you mean " + ", ".join(found.suggestions) if found.suggestions else ""
+            _fail(f"no endpoint {found.method} {found.path}{others}{did}".replace("  ", " "))
         click.echo(f"match: {found.match}")
         if len(found.endpoints) == 1:
             click.echo(document_text(kb.get(found.endpoints[0].doc_id)))
@@ -638,30 +650,40 @@ def settings_cmd(ctx: click.Context, markdown: bool) -> None:
 @click.option(
     "--mode",
     type=click.Choice(["keyword", "vector", "hybrid"]),
-    default="keyword",
-    show_default=True,
-    help="Retrieval mode to evaluate.",
+    help="Retrieval mode (default: keyword for retrieval sets, the setting for verdict sets).",
 )
 @click.option("--embedder", help="Embedder for vector/hybrid (default: the `embedder` setting).")
 @click.option("--fusion", type=click.Choice(["rrf", "weighted"]), help="Hybrid fusion.")
 @click.option("--max-queries", type=click.IntRange(1), help="Evaluate only the first N queries.")
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="Verdict sets: a source to ingest (repeatable; default: the folder's groundkb.toml "
+    "or its sub-folders).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def eval_cmd(
     ctx: click.Context,
     dataset: str,
-    mode: str,
+    mode: str | None,
     embedder: str | None,
     fusion: str | None,
     max_queries: int | None,
+    sources: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Evaluate retrieval on a BEIR-format DATASET (corpus.jsonl, queries.jsonl, qrels.tsv).
+    """Evaluate retrieval or verdicts on DATASET.
 
-    Builds a throwaway index and reports nDCG@10, Recall@10/100, MRR@10, hit@1,
-    latency p50/p95, ingest throughput and how the verdicts came out.
+    A BEIR-format folder (corpus.jsonl, queries.jsonl, qrels.tsv): nDCG@10, Recall@10/100,
+    MRR@10, hit@1, latency and how the verdicts came out. A verdict set (sources and
+    labelled questions with `expect`, or API questions): verdict accuracy, confusion
+    matrix, false-answer rate, answered-right rate, hit@1/hit@5 and a per-kind breakdown.
     """
     from ..evaluate import evaluate
+    from ..evaluate_verdicts import evaluate_verdicts, is_verdict_set
     from .render import to_data, to_json
 
     settings = _settings(ctx)
@@ -669,12 +691,27 @@ def eval_cmd(
         settings = settings.replace(embedder=embedder)
     if fusion:
         settings = settings.replace(fusion=fusion)
-    report = evaluate(dataset, settings, mode=mode, max_queries=max_queries)
+    report: Any
+    if is_verdict_set(dataset):
+        given = {}
+        for item in sources:
+            name, sep, path = item.partition("=")
+            if not sep or not name.strip() or not path.strip():
+                raise click.BadParameter(f"expected NAME=PATH, got {item!r}", param_hint="--source")
+            given[name.strip()] = path.strip()
+        report = evaluate_verdicts(
+            dataset, settings, mode=mode or settings.retrieval, sources=given or None
+        )
+    else:
+        report = evaluate(dataset, settings, mode=mode or "keyword", max_queries=max_queries)
     if as_json:
         click.echo(to_json(report))
         return
     for key, value in to_data(report).items():
-        click.echo(f"{key:>20}: {value}")
+        if key == "wrong":
+            click.echo(f"{'wrong':>20}: {len(value)} (see --json)")
+        else:
+            click.echo(f"{key:>20}: {value}")
 
 
 @cli.command()

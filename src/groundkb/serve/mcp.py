@@ -33,12 +33,14 @@ from .errors import as_error, tool_text
 from .mcp_prompts import _prompt_tools, compact_json, fit_document, fit_search
 from .render import document_text
 from .schemas import (
+    CommandLookupOut,
     CommandsOut,
     DocTypeFilter,
     DocumentOut,
     EndpointLookupOut,
     EndpointsOut,
     SearchOut,
+    command_lookup_out,
     commands_out,
     document_out,
     endpoint_out,
@@ -186,13 +188,15 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         command: Annotated[
             str, Field(min_length=1, description="Exact command name, e.g. 'helios gw users list'.")
         ],
-    ) -> DocumentOut:
+        source: Annotated[str | None, Field(description="Only this source.")] = None,
+    ) -> CommandLookupOut:
         """Get one CLI command by its exact name or alias: syntax, options and examples.
 
-        Anything else is an error with did-you-mean suggestions; never run or present a
-        command this tool did not return.
+        found=false means no such command exists: never run or present a command this
+        tool did not return; offer the did-you-mean suggestions instead.
         """
-        return document_out(await _call(lambda: kb.get_command(command), "get_command"))
+        found = await _call(lambda: kb.lookup_command(command, source=source), "get_command")
+        return command_lookup_out(found)
 
     @mcp.tool(annotations=READ_ONLY)
     async def list_commands(

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 if TYPE_CHECKING:
     from ..answer import BuiltPrompt, PromptTemplate
     from ..apigraph import Endpoint, EndpointLookup
-    from ..models import Document, SearchResult
+    from ..models import CommandLookup, Document, SearchResult
     from ..store.base import DocSummary
 
 VerdictKind = Literal["answer", "clarify", "no_match"]
@@ -212,6 +212,17 @@ class EndpointLookupOut(BaseModel):
     parents: list[EndpointOut]
     children: list[EndpointOut]
     other_methods: list[str]
+    found: bool = Field(description="False: no such operation exists; see suggestions.")
+    suggestions: list[str] = Field(
+        default=[], description="Did-you-mean operations ('METHOD /path') when not found."
+    )
+
+
+class CommandLookupOut(BaseModel):
+    query: str
+    found: bool = Field(description="False: no such command exists; see suggestions.")
+    command: DocumentOut | None = Field(description="The command, when found.")
+    suggestions: list[str] = Field(description="Did-you-mean command names when not found.")
 
 
 class EndpointsOut(BaseModel):
@@ -251,6 +262,17 @@ def lookup_out(found: EndpointLookup, operation: Document | None) -> EndpointLoo
         parents=[endpoint_out(e) for e in found.parents],
         children=[endpoint_out(e) for e in found.children],
         other_methods=list(found.other_methods),
+        found=found.found,
+        suggestions=list(found.suggestions),
+    )
+
+
+def command_lookup_out(found: CommandLookup) -> CommandLookupOut:
+    return CommandLookupOut(
+        query=found.query,
+        found=found.found,
+        command=document_out(found.document) if found.document is not None else None,
+        suggestions=list(found.suggestions),
     )
 
 
