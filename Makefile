@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 GROUNDKB := $(VENV)/bin/groundkb
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run serve test check bench clean
+.PHONY: install browser run serve test check bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,13 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+## browser: Debian's headless Chromium for the console tests (skipped when present)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "installing chromium (apt-get; needs root)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
 ## run: build examples/example.db from the sources in examples/groundkb.toml, then search
 run: install
 	rm -f examples/example.db examples/example.db-wal examples/example.db-shm
@@ -23,13 +30,14 @@ run: install
 	cd examples && ../$(GROUNDKB) search "explain workspace"
 	cd examples && ../$(GROUNDKB) search "helios get-users"
 	@echo "Serve it to an agent: cd examples && ../$(GROUNDKB) serve"
+	@echo "Web console, REST API and metrics: cd examples && ../$(GROUNDKB) serve --http"
 
 ## serve: the MCP server (stdio) on the example knowledge base
 serve: install
 	cd examples && ../$(GROUNDKB) serve
 
-## test: the whole test suite
-test: install
+## test: the whole test suite (the console tests drive a real headless Chromium)
+test: install browser
 	$(PY) -m pytest -q
 
 ## check: lint, format and strict type checks
@@ -44,6 +52,11 @@ bench: install
 	$(PY) benchmarks/retrieval_modes.py
 	$(PY) benchmarks/api_questions.py
 	$(PY) benchmarks/tldr_pages.py
+	$(PY) benchmarks/fit_verdict.py
+	$(PY) benchmarks/verdicts.py
+	$(PY) benchmarks/prompt_tokens.py
+	$(PY) benchmarks/rest_vs_mcp.py
+	$(PY) benchmarks/web_sources.py
 	$(PY) benchmarks/store_backends.py
 	$(PY) benchmarks/report.py
 

@@ -238,6 +238,60 @@ def main() -> None:
             + ".",
             "",
         ]
+    web, when = load("web_sources.json")
+    if web:
+        kw, again, conv = web["keyword_crawl"], web["unchanged_recrawl"], web["convert_only"]
+        lines += [
+            "## Web sources: the Python documentation crawled from loopback",
+            "",
+            f"`benchmarks/web_sources.py`, {when}: the {conv['pages']} pages"
+            f" ({conv['mb']} MB of HTML) of Debian's `python3-doc`, served by Python's"
+            " `http.server` on 127.0.0.1 (Last-Modified, no ETag) and crawled with rate"
+            " 1000/s and 4 requests in flight (no politeness delay on our own server; the"
+            " default 4/s would take about 2 minutes for this site).",
+            "",
+            "| crawl | pages | documents | chunks written | embedded | seconds | pages/s"
+            " | load avg |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        rows = [("keyword-only, first", kw), ("keyword-only, unchanged re-crawl", again)]
+        if "hybrid_crawl" in web:
+            rows.append(("hybrid (MiniLM int8), first", web["hybrid_crawl"]))
+        for label, r in rows:
+            lines.append(
+                f"| {label} | {r['pages_visited']} | {r['documents']} | {r['chunks_written']:,}"
+                f" | {r['chunks_embedded']:,} | {r['seconds']} | {r['pages_per_s']}"
+                f" | {r.get('load_average', '—')} |"
+            )
+        statuses = ", ".join(f"{n} × {code}" for code, n in again["http_statuses"].items())
+        lines += [
+            "",
+            f"The unchanged re-crawl took {web['recrawl_speedup']}× less time than the first"
+            f" crawl (HTTP answers: {statuses}); nothing was parsed or written. HTML to"
+            f" Markdown alone (no network, no store): {conv['pages_per_s']} pages/s (load"
+            f" average {conv.get('load_average', '—')}: the machine is shared, so speeds"
+            f" vary between rows). Keyword index: {web['chunks']:,} chunks,"
+            f" {web['index_mb']} MB.",
+            "",
+            f"Retrieval on the {web['keyword_quality']['questions']} questions of"
+            " `benchmarks/data/python_docs_questions.yaml` (written before any result was"
+            " seen; a hit is a page the question lists):",
+            "",
+            "| mode | hit@1 | hit@5 | p50 ms |",
+            "|---|---|---|---|",
+        ]
+        for mode in ("keyword", "hybrid"):
+            q = web.get(f"{mode}_quality")
+            if q:
+                lines.append(f"| {mode} | {q['hit@1']:.3f} | {q['hit@5']:.3f} | {q['p50_ms']} |")
+        a = web["anchors"]
+        lines += [
+            "",
+            f"Section citations (page URL + the anchor derived from the heading):"
+            f" {a['anchor_exists']:,} of {a['section_citations']:,} ({a['share']:.1%}) name"
+            " an anchor that exists on the page.",
+            "",
+        ]
     tldr, when = load("tldr_pages.json")
     if tldr:
         ing = tldr["ingest"]
@@ -277,6 +331,37 @@ def main() -> None:
         for variant, q in emb.get("latency_ms", {}).items():
             lines += ["", f"One query ({variant}): p50 {q['p50']} ms, p90 {q['p90']} ms."]
         lines.append("")
+    rvm, when = load("rest_vs_mcp.json")
+    if rvm:
+        core = rvm["core"]
+        lines += [
+            "## REST vs MCP over HTTP",
+            "",
+            f"`benchmarks/rest_vs_mcp.py`, {rvm.get('measured_at') or when}: {rvm['corpus']}"
+            f" ({rvm['documents']:,} documents, {rvm['chunks']:,} chunks, keyword retrieval),"
+            f" {rvm['queries']} questions × {rvm['rounds']} rounds per cell against one"
+            " `groundkb serve --http` process: `GET /api/search` and the MCP tool"
+            " `search_knowledge` (streamable HTTP, one session per client), limit 5. Client"
+            f" and server share the machine's {rvm['cpus']} cores; {rvm['errors']} errors.",
+            "",
+            "| transport | clients | p50 ms | p95 ms | mean ms | requests/s |",
+            "|---|---|---|---|---|---|",
+            f"| core (in process, no HTTP) | 1 | {core['p50_ms']} | {core['p95_ms']}"
+            f" | {core['mean_ms']} | {core['requests_per_s']} |",
+        ]
+        for clients in (1, 8):
+            for name in ("rest", "mcp"):
+                r = rvm["transports"][f"{name}@{clients}"]
+                lines.append(
+                    f"| {'REST' if name == 'rest' else 'MCP'} | {clients} | {r['p50_ms']}"
+                    f" | {r['p95_ms']} | {r['mean_ms']} | {r['requests_per_s']} |"
+                )
+        lines += [
+            "",
+            f"MCP / REST p50: {rvm['mcp_over_rest_p50@1']}× with 1 client,"
+            f" {rvm['mcp_over_rest_p50@8']}× with 8.",
+            "",
+        ]
     OUT.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)}")
 

@@ -46,10 +46,15 @@ def _ingest(kb: KnowledgeBase) -> None:
 
 
 def _outcome(r: SearchResult) -> tuple[Any, ...]:
+    """Everything a search decides: the calibrated verdict with its options, evidence
+    and signals, and the hits with their scores."""
     return (
         r.verdict.kind,
         r.verdict.reason,
         round(r.verdict.confidence, 6),
+        r.verdict.options,
+        r.verdict.evidence,
+        {k: round(v, 6) for k, v in r.signals.items()},
         [(h.chunk_id, round(h.score, 6), h.matched_terms) for h in r.hits],
         r.suggestions,
         r.corrected_query,
@@ -104,6 +109,7 @@ def test_copy_moves_a_knowledge_base_both_ways_without_re_embedding(
     first = str(tmp_path / "first.db")
     with KnowledgeBase.open(settings=_settings(first, "hashing")) as kb:
         _ingest(kb)
+        kb.set_source_enabled("commands", False)  # the switch travels with the sources
         original = _everything(kb)
         before = [_outcome(kb.search(q)) for q in QUERIES]
     assert original[3] and len(original[3]) == len(original[2])
@@ -113,7 +119,7 @@ def test_copy_moves_a_knowledge_base_both_ways_without_re_embedding(
     assert f"{len(original[1])} documents" in result.output
     with KnowledgeBase.open(settings=_settings(pg_url, "hashing")) as pg:
         assert pg.store.count_chunks_to_embed() == 0
-        assert _everything(pg) == original
+        assert _everything(pg) == original and pg.disabled_sources() == {"commands"}
         assert [_outcome(pg.search(q)) for q in QUERIES] == before
         pg.delete(["concepts/home"])
     back = str(tmp_path / "back.db")
@@ -122,6 +128,7 @@ def test_copy_moves_a_knowledge_base_both_ways_without_re_embedding(
     with KnowledgeBase.open(settings=_settings(back, "hashing")) as kb:
         copied = _everything(kb)
         assert copied[4] == original[4] and kb.store.count_chunks_to_embed() == 0
+        assert kb.disabled_sources() == {"commands"}
         assert [d.id for d in copied[1]] == [d.id for d in original[1] if d.id != "concepts/home"]
     # Copying again makes the target equal: the document deleted in PostgreSQL goes.
     result = runner.invoke(cli, ["copy", "--from", pg_url, "--to", first, "-q"])

@@ -116,7 +116,7 @@ def test_forcing_the_tldr_loader_reports_pages_of_another_shape(
     r = ingest_path(kb.store, tmp_path, "forced", loader="tldr")
     assert [e.path for e in r.errors] == ["notes.md"]
     with pytest.raises(InvalidInput, match="unknown loader"):
-        ingest_path(kb.store, tmp_path, "forced", loader="pdf")
+        ingest_path(kb.store, tmp_path, "forced", loader="rtf")
 
 
 @pytest.mark.slow

@@ -48,3 +48,8 @@ def test_chunk_ids_and_hashes_are_stable() -> None:
     assert [(c.id, c.chunk_hash) for c in a] == [(c.id, c.chunk_hash) for c in b]
     c = chunk_markdown(_doc("A renamed"), md)
     assert all(x.chunk_hash != y.chunk_hash for x, y in zip(a, c, strict=True))
+
+
+def test_headings_lose_code_and_emphasis_marks_but_keep_underscores_inside_words() -> None:
+    md = "# `__init__` and *max_retries* in _Setup_\n\nText.\n"
+    assert chunk_markdown(_doc(), md)[0].header_path == "__init__ and max_retries in Setup"

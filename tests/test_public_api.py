@@ -31,6 +31,7 @@ def test_import_and_help_stay_light() -> None:
     code = (
         "import sys, groundkb, groundkb.serve.cli;"
         "heavy = {'numpy', 'torch', 'mcp', 'starlette', 'uvicorn', 'pydantic', 'onnxruntime',"
+        "'fastapi', 'prometheus_client', 'anyio', 'lxml', 'html_to_markdown', 'pypdf', 'docx',"
         " 'psycopg', 'psycopg_pool', 'pgvector'};"
         "print(sorted(heavy & set(sys.modules)))"
     )

@@ -337,19 +337,19 @@ GOOD_TABLE = '[[sources]]\nname = "docs"\npath = "docs"\n'
         ('[[sources]]\npath = "specs"\n', "[[sources]] #2: 'name' is required"),
         (
             '[[sources]]\nname = "shop"\npath = "specs"\npython = "m:cli"\n',
-            "[[sources]] #2 (shop): give exactly one of 'path' or 'python'",
+            "[[sources]] #2 (shop): give exactly one of 'path', 'python' or 'url'",
         ),
         (
             '[[sources]]\nname = "shop"\n',
-            "[[sources]] #2 (shop): give exactly one of 'path' or 'python'",
+            "[[sources]] #2 (shop): give exactly one of 'path', 'python' or 'url'",
         ),
         (
             '[[sources]]\nname = "pets"\npath = "specs"\nglob = "*.yaml"\n',
             "[[sources]] #2 (pets): unknown key 'glob'",
         ),
         pytest.param(
-            '[[sources]]\nname = "pets"\npath = "specs"\nloader = "pdf"\n',
-            "[[sources]] #2 (pets): unknown loader 'pdf'",
+            '[[sources]]\nname = "pets"\npath = "specs"\nloader = "rtf"\n',
+            "[[sources]] #2 (pets): unknown loader 'rtf'",
             id="unknown-loader",
         ),
         pytest.param(
@@ -467,7 +467,12 @@ def test_command_and_commands_print_exact_commands(cli_kb: KnowledgeBase) -> Non
     assert "command: helios gw users list" in r.stdout
     assert "helios gw users list [--format <table|json>] [--limit <n>]" in r.stdout
     r = invoke("--db", db, "command", "helios gw users get", "--json")
-    assert json.loads(r.stdout)["id"] == "cmd:helios gw users get"
+    data = json.loads(r.stdout)
+    assert data["found"] and data["document"]["id"] == "cmd:helios gw users get"
+    r = invoke("--db", db, "command", "helios get-users", "--json")
+    data = json.loads(r.stdout)
+    assert r.exit_code == 1 and data["found"] is False and data["document"] is None
+    assert "helios gw users get" in data["suggestions"]
 
     r = invoke("--db", db, "command", "helios get-users")
     assert r.exit_code == 2 and r.stdout == ""
@@ -500,7 +505,11 @@ def test_endpoint_and_endpoints_print_operations(api_kb: KnowledgeBase) -> None:
     assert r.exit_code == 1
     assert r.stderr.strip() == "no endpoint PUT /pets/123 (this path has DELETE, GET)"
     r = invoke("--db", db, "endpoint", "/invoices")
-    assert r.exit_code == 1 and r.stderr.strip() == "no endpoint /invoices"
+    assert r.exit_code == 1 and r.stderr.startswith("no endpoint /invoices; did you mean ")
+    r = invoke("--db", db, "endpoint", "/invoices", "--json")
+    data = json.loads(r.stdout)
+    assert r.exit_code == 1 and data["found"] is False and data["endpoints"] == []
+    assert data["suggestions"] and all(" /" in s for s in data["suggestions"])
 
     r = invoke("--db", db, "endpoints", "pets", "create")
     assert r.exit_code == 0
@@ -517,7 +526,9 @@ def test_ingest_python_cli_from_the_command_line(tmp_path: Path, shop_module: st
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("source shop: 2 inserted")
     r = invoke("--db", db, "command", "cli orders cancel", "--json")
-    assert json.loads(r.stdout)["summary"] == "Cancel an order that has not shipped yet."
+    assert (
+        json.loads(r.stdout)["document"]["summary"] == "Cancel an order that has not shipped yet."
+    )
     r = invoke("--db", db, "ingest", "--python", shop_module, "--program", "shop", "-s", "shop")
     assert r.stdout.startswith("source shop: 2 inserted, 0 updated, 0 unchanged, 2 deleted")
     assert invoke("--db", db, "command", "shop orders list").exit_code == 0
@@ -538,8 +549,8 @@ def test_ingest_with_a_forced_loader(tmp_path: Path) -> None:
     assert json.loads(r.stdout)["deleted"] == 2
     with KnowledgeBase.open(db) as kb:
         assert {d.type for d in kb.list_documents()} == {"command"}
-    r = invoke("--db", db, "ingest", str(TLDR), "-s", "x", "--loader", "pdf")
-    assert r.exit_code == 2 and "'pdf' is not one of" in r.output
+    r = invoke("--db", db, "ingest", str(TLDR), "-s", "x", "--loader", "rtf")
+    assert r.exit_code == 2 and "'rtf' is not one of" in r.output
 
 
 # ------------------------------------------------------------------------- MCP
@@ -573,14 +584,15 @@ async def test_mcp_tools_are_listed_read_only_with_output_schemas(
 
 
 @pytest.mark.anyio
-async def test_mcp_get_command_returns_the_command_or_a_did_you_mean_error(
+async def test_mcp_get_command_returns_the_command_or_not_found_with_suggestions(
     tools_kb: KnowledgeBase,
 ) -> None:
     async with Client(build_server(tools_kb)) as client:
         res = await client.call_tool("get_command", {"command": "helios gw users list"})
         assert not res.is_error
-        data = res.structured_content
-        assert data is not None
+        found = res.structured_content
+        assert found is not None and found["found"] is True
+        data = found["command"]
         assert (data["id"], data["type"]) == ("cmd:helios gw users list", "command")
         assert data["command"] == "helios gw users list"
         assert [e["code"] for e in data["examples"]] == [
@@ -588,10 +600,18 @@ async def test_mcp_get_command_returns_the_command_or_a_did_you_mean_error(
             "helios gw users list --format json",
         ]
         miss = await client.call_tool("get_command", {"command": "helios get-users"})
-        assert miss.is_error and miss.structured_content is None
-        text = _text(miss)
-        assert "[not_found] no command 'helios get-users'; did you mean" in text
-        assert "'helios gw users get'" in text and "Traceback" not in text
+        assert not miss.is_error
+        assert miss.structured_content == {
+            "query": "helios get-users",
+            "found": False,
+            "command": None,
+            "suggestions": ["helios gw users get", "helios gw users list", "helios sync run"],
+        }
+        other = await client.call_tool(
+            "get_command", {"command": "helios gw users list", "source": "nothing-here"}
+        )
+        assert other.structured_content is not None
+        assert other.structured_content["found"] is False
 
 
 @pytest.mark.anyio

@@ -7,10 +7,10 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .analyze.text import Analyzer, load_synonyms
 from .apigraph import APIGraph, Endpoint, EndpointLookup
@@ -20,20 +20,26 @@ from .ingest.validate import Problem, validate_store
 from .models import (
     DOC_TYPES,
     Chunk,
+    CommandLookup,
     Document,
     Filters,
     IngestReport,
     SearchResult,
+    Source,
     SourceInfo,
     Stats,
 )
+from .ops import Operations
+from .ops.visible import VisibleStore, read_disabled, write_disabled
 from .search.engine import Searcher
 from .settings import Settings, load_settings
 from .store import open_store
 from .store.base import DocSummary, Store
 
 if TYPE_CHECKING:
+    from .answer import BuiltPrompt
     from .embed import Embedder
+    from .ingest.crawl import CrawlOptions, CrawlProgress
 
 log = logging.getLogger(__name__)
 
@@ -49,18 +55,24 @@ class KnowledgeBase:
     def __init__(self, store: Store, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self.store = store
-        self.analyzer = Analyzer(
-            load_synonyms(self.settings.synonyms, self.settings.default_synonyms)
-        )
-        if self.settings.retrieval not in ("keyword", "vector", "hybrid"):
-            raise ConfigError("retrieval must be keyword, vector or hybrid")
-        if self.settings.fusion not in ("rrf", "weighted"):
-            raise ConfigError("fusion must be rrf or weighted")
+        # reads (search, look-ups, listings, prompts) go through the visible store:
+        # documents of disabled sources hidden (ops/visible.py)
+        self.visible: Store = cast(Store, VisibleStore(store))
+        self.ops = Operations(self.settings)
         self._embedder: Embedder | None = None
         self._embedder_opened = False
         self._embed_lock = threading.Lock()
-        self.searcher = Searcher(store, self.settings, self.analyzer, self.embedder)
+        self._configure(self.settings)
         self._graph: tuple[str, APIGraph] | None = None
+
+    def _configure(self, settings: Settings) -> None:
+        analyzer = Analyzer(load_synonyms(settings.synonyms, settings.default_synonyms))
+        if settings.retrieval not in ("keyword", "vector", "hybrid"):
+            raise ConfigError("retrieval must be keyword, vector or hybrid")
+        if settings.fusion not in ("rrf", "weighted"):
+            raise ConfigError("fusion must be rrf or weighted")
+        searcher = Searcher(self.visible, settings, analyzer, self.ops.gate(self.embedder))
+        self.settings, self.analyzer, self.searcher = settings, analyzer, searcher
 
     @classmethod
     def open(
@@ -83,6 +95,22 @@ class KnowledgeBase:
     def close(self) -> None:
         self.store.close()
 
+    def reload(self, settings: Settings) -> None:
+        """Take new settings (thresholds, synonyms, sources, ...) without reopening.
+
+        The index location and the embedder cannot change this way (restart for those);
+        searches already running finish with the old settings.
+        """
+        if settings.db != self.settings.db:
+            raise ConfigError(f"db changed ({self.settings.db} -> {settings.db}): restart")
+        if (settings.embedder, settings.embedder_url) != (
+            self.settings.embedder,
+            self.settings.embedder_url,
+        ):
+            raise ConfigError("embedder changed: restart the server to load it")
+        self._configure(settings)
+        self.ops.reconfigure(settings)
+
     def __enter__(self) -> KnowledgeBase:
         return self
 
@@ -103,8 +131,12 @@ class KnowledgeBase:
         """Make source ``source`` equal to the documents under ``path`` (see ingest/).
 
         With an embedder, new and changed chunks are embedded afterwards (unchanged ones
-        keep their vectors).
+        keep their vectors). An ``http(s)://`` URL is crawled (:meth:`ingest_url`).
         """
+        if isinstance(path, str) and path.lower().startswith(("http://", "https://")):
+            if loader is not None:
+                raise InvalidInput("a loader applies to files, not to a URL")
+            return self.ingest_url(path, source)
         report = ingest_path(
             self.store,
             path,
@@ -113,7 +145,54 @@ class KnowledgeBase:
             progress=progress,
             loader=loader,
         )
-        return self._embed_after(report, progress)
+        report = self._embed_after(report, progress)
+        self.ops.ingested(report)
+        return report
+
+    def ingest_url(
+        self,
+        url: str,
+        source: str,
+        *,
+        options: CrawlOptions | None = None,
+        progress: CrawlProgress | None = None,
+    ) -> IngestReport:
+        """Make source ``source`` equal to the pages crawled from ``url`` (a page or a
+        sitemap); ``options`` default to the ``crawl_*`` settings (see ingest/crawl.py)."""
+        from .ingest.web import crawl_options, ingest_url
+
+        report = ingest_url(
+            self.store,
+            url,
+            source,
+            options=options or crawl_options(self.settings),
+            max_chunk_tokens=self.settings.max_chunk_tokens,
+            progress=progress,
+        )
+        return self._embed_after(report, None)
+
+    def refresh_url(
+        self, url: str, *, source: str | None = None, options: CrawlOptions | None = None
+    ) -> IngestReport:
+        """Fetch one page again and update, insert or delete its documents. Its source is
+        the one holding it (else ``source``); options come from that source's
+        ``[[sources]]`` table when there is one."""
+        from .ingest.web import crawl_options, refresh_url
+
+        def options_for(name: str) -> CrawlOptions:
+            if options is not None:
+                return options
+            table = next((t for t in self.settings.sources if t.get("name") == name), None)
+            return crawl_options(self.settings, table, f"[[sources]] {name}")
+
+        report = refresh_url(
+            self.store,
+            url,
+            source=source,
+            options_for=options_for,
+            max_chunk_tokens=self.settings.max_chunk_tokens,
+        )
+        return self._embed_after(report, None)
 
     def _embed_after(self, report: IngestReport, progress: Progress | None) -> IngestReport:
         if self.settings.retrieval == "keyword" or self.embedder() is None:
@@ -199,13 +278,23 @@ class KnowledgeBase:
             program=program,
             max_chunk_tokens=self.settings.max_chunk_tokens,
         )
-        return self._embed_after(report, None)
+        report = self._embed_after(report, None)
+        self.ops.ingested(report)
+        return report
 
-    def sync(self, progress: Progress | None = None) -> list[IngestReport]:
-        """Re-ingest every source listed in the settings file's ``[[sources]]`` tables.
+    def sync(
+        self,
+        progress: Progress | None = None,
+        only: Sequence[str] = (),
+        crawl_progress: CrawlProgress | None = None,
+    ) -> list[IngestReport]:
+        """Re-ingest every source listed in the settings file's ``[[sources]]`` tables
+        (or only those named in ``only``).
 
-        Each table has ``name`` and either ``path`` (relative to the settings file) with an
-        optional ``loader``, or ``python = "module:object"`` with an optional ``program``.
+        Each table has ``name`` and one of ``path`` (relative to the settings file) with an
+        optional ``loader``, ``python = "module:object"`` with an optional ``program``, or
+        ``url`` with optional crawl options (``allow``, ``allow_networks``, ``max_pages``,
+        ``max_depth``, ``rate``, ``concurrency``).
         """
         if not self.settings.sources:
             raise ConfigError(
@@ -213,14 +302,71 @@ class KnowledgeBase:
                 + (f" {self.settings.config_path}" if self.settings.config_path else "")
             )
         base = Path(self.settings.config_path).parent if self.settings.config_path else Path()
-        plans = [_source_plan(n, t, base) for n, t in enumerate(self.settings.sources)]
+        from .ingest.web import crawl_options
+
+        tables = list(self.settings.sources)
+        plans = [_source_plan(n, t, base) for n, t in enumerate(tables)]
+        crawls = [  # checked before anything is ingested, like the tables themselves
+            crawl_options(self.settings, t, f"[[sources]] {t['name']}") if t.get("url") else None
+            for t in tables
+        ]
+        if only:
+            unknown = sorted(set(only) - {p[0] for p in plans})
+            if unknown:
+                raise NotFound(f"no source named {unknown[0]!r} in the settings file")
         reports = []
-        for name, path, target, loader, program in plans:
-            if target:
+        for (name, path, target, loader, program), table, opts in zip(
+            plans, tables, crawls, strict=True
+        ):
+            if only and name not in only:
+                continue
+            if opts is not None:
+                reports.append(
+                    self.ingest_url(table["url"], name, options=opts, progress=crawl_progress)
+                )
+            elif target:
                 reports.append(self.ingest_python_cli(target, name, program=program))
             else:
                 reports.append(self.ingest(path, name, progress, loader=loader))
         return reports
+
+    def refresh_source(self, source: str, progress: Progress | None = None) -> IngestReport:
+        """Re-ingest one source: from its ``[[sources]]`` table when the settings file
+        lists it, else from the path or URL it was last ingested from."""
+        if any(t.get("name") == source for t in self.settings.sources):
+            return self.sync(progress, only=[source])[0]
+        found = self._source(source)
+        if found.location.startswith(("http://", "https://")):
+            return self.ingest_url(found.location, source)
+        if not found.location or not Path(found.location).exists():
+            raise InvalidInput(
+                f"source {source!r} has no path to re-ingest from"
+                + (f" ({found.location} is gone)" if found.location else "")
+                + "; list it in [[sources]] of groundkb.toml"
+            )
+        return self.ingest(found.location, source, progress)
+
+    def _source(self, name: str) -> Source:
+        """The source named ``name``; NotFound if there is none."""
+        found = next((i.source for i in self.store.sources() if i.source.name == name), None)
+        if found is None:
+            raise NotFound(f"no source named {name!r}")
+        return found
+
+    def disabled_sources(self) -> frozenset[str]:
+        """Sources hidden from searches, look-ups and listings (see ops/visible.py)."""
+        return read_disabled(self.store)
+
+    def set_source_enabled(self, source: str, enabled: bool) -> bool:
+        """Enable or disable a source; returns whether anything changed."""
+        self._source(source)
+        off = read_disabled(self.store)
+        new = off - {source} if enabled else off | {source}
+        if new == off:
+            return False
+        write_disabled(self.store, new)
+        log.info("source %s %s", source, "enabled" if enabled else "disabled")
+        return True
 
     def validate(self, sources: Sequence[str] = ()) -> list[Problem]:
         """Problems authors should fix: dangling related ids, operations without
@@ -230,9 +376,11 @@ class KnowledgeBase:
     def delete(self, doc_ids: Sequence[str] = (), source: str | None = None) -> int:
         """Delete documents by id, or a whole source; returns documents deleted."""
         if source is not None:
-            if source not in {s.source.name for s in self.store.sources()}:
-                raise NotFound(f"no source named {source!r}")
-            return self.store.delete_source(source)
+            self._source(source)
+            deleted = self.store.delete_source(source)
+            if source in (off := read_disabled(self.store)):
+                write_disabled(self.store, off - {source})
+            return deleted
         return self.store.delete_documents(doc_ids)
 
     # ------------------------------------------------------------------ search
@@ -244,33 +392,52 @@ class KnowledgeBase:
         category: str | Sequence[str] | None = None,
         source: str | Sequence[str] | None = None,
         limit: int | None = None,
+        mode: str | None = None,
     ) -> SearchResult:
-        """Search with evidence and a verdict; filters accept one value or several."""
-        return self.searcher.search(query, make_filters(type, category, source), limit)
+        """Search with evidence and a verdict; filters accept one value or several.
+
+        ``mode`` (auto, keyword, vector, hybrid) overrides the retrieval mode for this
+        search; ``auto`` (the default) runs what the mode controller allows (ops/mode.py).
+        """
+        filters = make_filters(type, category, source)
+        return self.ops.search(self, query, filters, limit, mode)
 
     def search_many(self, queries: Sequence[str], **kwargs: Any) -> list[SearchResult]:
         return [self.search(q, **kwargs) for q in queries]
 
     # ------------------------------------------------------------------ lookup
     def get(self, doc_id: str) -> Document:
-        found = self.store.documents([doc_id])
+        found = self.visible.documents([doc_id])
         if not found:
             raise NotFound(f"no document with id {doc_id!r}")
         return found[0]
 
     def chunks(self, doc_id: str) -> list[Chunk]:
         self.get(doc_id)
-        return self.store.chunks([doc_id])
+        return self.visible.chunks([doc_id])
 
     def get_command(self, command: str) -> Document:
-        """The command document whose exact name or alias is ``command``; NotFound otherwise."""
-        index = self.searcher.derived().commands
-        docs = index.by_name.get(tuple(command.strip().lower().split()))
-        if not docs:
-            hint = index.suggest(command)
+        """The command document whose exact name or alias is ``command``; NotFound
+        (with did-you-mean names in the message) otherwise."""
+        found = self.lookup_command(command)
+        if found.document is None:
+            hint = found.suggestions
             did = f"; did you mean {', '.join(repr(s) for s in hint)}?" if hint else ""
             raise NotFound(f"no command {command.strip()!r}{did}")
-        return self.get(docs[0].id)
+        return found.document
+
+    def lookup_command(
+        self, command: str, *, source: str | Sequence[str] | None = None
+    ) -> CommandLookup:
+        """Exact look-up of a command by name or alias: found, or not found with the
+        closest command names. Never a near miss presented as the command."""
+        if not command or not command.strip():
+            raise InvalidInput("command is required")
+        index = self.searcher.commands_for(make_filters(None, None, source))
+        docs = index.by_name.get(tuple(command.strip().lower().split()))
+        if not docs:
+            return CommandLookup(command.strip(), False, None, index.suggest(command))
+        return CommandLookup(command.strip(), True, self.get(docs[0].id))
 
     def list_commands(
         self, category: str | None = None, *, limit: int = 50, offset: int = 0
@@ -279,17 +446,17 @@ class KnowledgeBase:
         if limit < 1 or limit > 500 or offset < 0:
             raise InvalidInput("limit must be 1-500 and offset at least 0")
         filters = make_filters("command", category)
-        return self.store.list_documents(filters, limit, offset), self.store.count_documents(
+        return self.visible.list_documents(filters, limit, offset), self.visible.count_documents(
             filters
         )
 
     # -------------------------------------------------------------------- APIs
     def api_graph(self) -> APIGraph:
         """The graph of every ``api`` document, rebuilt when the index changes."""
-        token = self.store.change_token()
+        token = self.visible.change_token()
         if self._graph is None or self._graph[0] != token:
-            summaries = self.store.list_documents(Filters(types=("api",)), limit=10**9)
-            docs = self.store.documents([s.id for s in summaries])
+            summaries = self.visible.list_documents(Filters(types=("api",)), limit=10**9)
+            docs = self.visible.documents([s.id for s in summaries])
             self._graph = (token, APIGraph.build(docs))
         return self._graph[1]
 
@@ -305,6 +472,45 @@ class KnowledgeBase:
             raise InvalidInput("resource is required")
         return self.api_graph().find_endpoints(resource.strip(), operation or None)
 
+    # ----------------------------------------------------------------- prompts
+    def build_prompt(
+        self,
+        question: str,
+        *,
+        template: str | None = None,
+        grounding: str | None = None,
+        format: str | None = None,
+        budget: int | Mapping[str, int] | None = None,
+        state: Mapping[str, Any] | str | None = None,
+        messages: Sequence[Mapping[str, Any]] = (),
+        instructions: str = "",
+        type: str | Sequence[str] | None = None,
+        category: str | Sequence[str] | None = None,
+        source: str | Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> BuiltPrompt:
+        """A knowledge-aware prompt for ``question`` (see ``answer/`` and docs/prompts.md).
+
+        Searches, gathers passages, API entities and relationships, axioms and the
+        glossary, fits each part into its token budget and renders the template at the
+        grounding level asked for. The result lists the template, the token estimate and
+        every id included, dropped or trimmed. Needs the ``prompts`` extra.
+        """
+        from .answer import build_prompt
+
+        return build_prompt(
+            self,
+            question,
+            template=template,
+            grounding=grounding,
+            format=format,
+            budget=budget,
+            state=state,
+            messages=messages,
+            instructions=instructions,
+            search={"type": type, "category": category, "source": source, "limit": limit},
+        )
+
     def list_documents(
         self,
         *,
@@ -314,7 +520,7 @@ class KnowledgeBase:
         limit: int = 100,
         offset: int = 0,
     ) -> list[DocSummary]:
-        return self.store.list_documents(make_filters(type, category, source), limit, offset)
+        return self.visible.list_documents(make_filters(type, category, source), limit, offset)
 
     def sources(self) -> list[SourceInfo]:
         return self.store.sources()
@@ -348,10 +554,15 @@ def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | N
     name = table.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"{where}: 'name' is required")
-    path, target = table.get("path"), table.get("python")
-    if bool(path) == bool(target):
-        raise ConfigError(f"{where} ({name}): give exactly one of 'path' or 'python'")
-    unknown = set(table) - {"name", "path", "python", "loader", "program", "groups"}
+    path, target, url = table.get("path"), table.get("python"), table.get("url")
+    if sum(map(bool, (path, target, url))) != 1:
+        raise ConfigError(f"{where} ({name}): give exactly one of 'path', 'python' or 'url'")
+    from .ingest.web import CRAWL_KEYS, is_url
+
+    if url is not None and not is_url(url):
+        raise ConfigError(f"{where} ({name}): 'url' must be an http(s) URL")
+    known = {"name", "path", "python", "loader", "program", "groups", "url", *CRAWL_KEYS}
+    unknown = set(table) - known
     if unknown:
         raise ConfigError(f"{where} ({name}): unknown key {sorted(unknown)[0]!r}")
     loader, program = table.get("loader"), table.get("program")

@@ -89,6 +89,11 @@ class EndpointLookup:
     parents: tuple[Endpoint, ...] = ()
     children: tuple[Endpoint, ...] = ()
     other_methods: tuple[str, ...] = ()
+    suggestions: tuple[str, ...] = ()  # nothing found: the closest operations, "METHOD /path"
+
+    @property
+    def found(self) -> bool:
+        return bool(self.endpoints)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +277,29 @@ class APIGraph:
                                       other_methods=other)  # fmt: skip
             found = hits
         same, parents, children = self._neighbours(found)
-        return EndpointLookup(raw, want, match, tuple(found), params, same, parents, children)
+        suggestions = () if found else self._closest(raw, want)
+        return EndpointLookup(
+            raw, want, match, tuple(found), params, same, parents, children, (), suggestions
+        )
+
+    def _closest(self, path: str, method: str, limit: int = 3) -> tuple[str, ...]:
+        """The operations whose path is most like ``path`` (did-you-mean)."""
+        from rapidfuzz import fuzz, process
+
+        paths = list(self.by_path)
+        found = process.extract(
+            path.lower(),
+            [p.lower() for p in paths],
+            scorer=fuzz.ratio,
+            limit=limit * 2,
+            score_cutoff=50,
+        )
+        out: list[str] = []
+        for _, _, i in found:
+            eps = self.by_path[paths[i]]
+            pick = [e for e in eps if e.method == method] or list(eps)
+            out.extend(f"{e.method} {e.path}" for e in pick[:1])
+        return tuple(dict.fromkeys(out))[:limit]
 
     def _neighbours(
         self, found: Sequence[Endpoint], limit: int = 20

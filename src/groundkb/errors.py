@@ -6,6 +6,8 @@ Every error has a stable machine-readable ``code`` and an HTTP ``status``; the s
     GroundKBError
     ├── InvalidInput          bad query, filter, argument or file content      400
     │   └── IngestError       a file or entry that cannot be ingested          422
+    ├── Unauthorized          no or a wrong credential for an admin action     401
+    ├── Forbidden             the action is not allowed (e.g. admin disabled)  403
     ├── NotFound              unknown document, source or command              404
     ├── Conflict              duplicate id owned by another source             409
     ├── IndexMismatch         index built with other settings or schema        409
@@ -49,6 +51,16 @@ class IngestError(InvalidInput):
         self.path = path
         self.field = field
         self.reason = message
+
+
+class Unauthorized(GroundKBError):
+    code = "unauthorized"
+    status = 401
+
+
+class Forbidden(GroundKBError):
+    code = "forbidden"
+    status = 403
 
 
 class NotFound(GroundKBError):

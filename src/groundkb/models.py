@@ -16,20 +16,24 @@ DOC_TYPES: tuple[str, ...] = get_args(DocType)
 
 VerdictKind = Literal["answer", "clarify", "no_match"]
 VerdictReason = Literal[
-    "strong_match",
-    "multi_intent",
-    "definition",
-    "exact_title",
+    # answer
     "exact_command",
+    "completed_command",
+    "exact_title",
+    "definition",
+    "strong_match",
+    "semantic_match",
+    "multi_intent",
+    # clarify
+    "ambiguous",
+    "weak",
+    "no_title_or_keyword_hit",
+    # no_match
     "empty_query",
     "no_hits",
+    "unknown_terms",
     "below_threshold",
-    "weak",
-    "few_matched_terms",
-    "no_title_or_keyword_hit",
-    "ambiguous",
     "unknown_command",
-    "semantic_match",
 ]
 SourceKind = Literal["docs", "entries", "openapi", "commands", "mixed"]
 
@@ -149,13 +153,37 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class Option:
+    """One thing a clarifying question offers: a distinct meaning among the hits."""
+
+    doc_id: str
+    title: str
+    category: str = ""
+    type: str = ""
+    command: str = ""
+
+    @property
+    def label(self) -> str:
+        name = f"`{self.command}`" if self.command else self.title
+        return f"{name} ({self.category})" if self.category else name
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
-    """What an agent should do with the hits: answer, ask, or say it does not know."""
+    """What an agent should do with the hits: answer, ask, or say it does not know.
+
+    ``confidence`` is the probability behind the verdict (for ``answer``, that the top
+    hit answers the question); ``reason`` names the evidence that decided; ``options``
+    are the distinct meanings a ``clarify`` asks about (one for "is this what you
+    mean?"), ``evidence`` the weighed signals, strongest first.
+    """
 
     kind: VerdictKind
     confidence: float
     reason: VerdictReason
     message: str
+    options: tuple[Option, ...] = ()
+    evidence: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +198,22 @@ class SearchResult:
     mode: str = "keyword"
     took_ms: float = 0.0
     notice: str = ""  # why the search fell back to keyword-only, if it did
+    # why it ran by keyword instead of the mode asked for: latency, errors, forced,
+    # embedder_failed, index_mismatch, no_embedder ("" when it did not)
+    fallback: str = ""
+    # the measured evidence the verdict weighed (search/verdict.py), with the two
+    # probabilities as "p_scope" and "p_answer"
+    signals: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandLookup:
+    """An exact command look-up: the command, or not found with did-you-mean names."""
+
+    query: str
+    found: bool
+    document: Document | None = None
+    suggestions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,25 @@ from typing import Any
 
 from .errors import ConfigError
 
+# The calibrated verdict (search/verdict.py): weights fitted by benchmarks/fit_verdict.py.
+FITTED_ON = (
+    "(threshold= its probability cut). Fitted by benchmarks/fit_verdict.py on the Orbit "
+    "verdict set, the Kubernetes/Twilio API questions, SciFact, TorchHub, TF Hub, tldr "
+    "(descriptions) and the tldr pages; see docs/ranking.md."
+)
+VERDICT_SCOPE_KEYWORD = "threshold=0.90 bias=-0.42 known=2.96 cover=1.07 name=0.73 phrase=0.76"
+VERDICT_ANSWER_KEYWORD = (
+    "threshold=0.75 bias=-5.91 known=1.11 cover=2.17 phrase=2.07 lead=1.91 cover_lead=2.73"
+    " exact=0.56 single=-4.08 terms=3.24"
+)
+VERDICT_SCOPE_HYBRID = (
+    "threshold=0.90 bias=-0.85 known=2.81 cover=0.87 name=0.63 phrase=0.39 cosine=1.77"
+)
+VERDICT_ANSWER_HYBRID = (
+    "threshold=0.60 bias=-5.08 cover=2.16 phrase=1.56 lead=3.01 cover_lead=2.44 cosine=0.96"
+    " cosine_lead=2.60 exact=0.40 typo=-0.39 single=-4.29 terms=3.10"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Setting:
@@ -24,6 +43,7 @@ class Setting:
     type: type
     default: Any
     help: str
+    secret: bool = False  # never shown: `groundkb settings`, the REST API, the console
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -47,10 +67,33 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("weight_header", float, 1.0, "BM25 weight of the header path field."),
     Setting("weight_body", float, 1.0, "BM25 weight of the body text."),
     Setting("title_phrase_boost", float, 0.5, "Rank boost when the query phrase is in a title."),
-    Setting("min_score", float, 0.5, "Least evidence score (0-1) for an answer."),
-    Setting("min_confidence", float, 0.25, "Least relative lead over the next document."),
-    Setting("min_matched_terms", int, 2, "Least matched query terms (exact title = 2)."),
-    Setting("require_title_or_keyword", bool, True, "An answer needs a title/keyword match."),
+    Setting(
+        "verdict_scope_keyword",
+        str,
+        VERDICT_SCOPE_KEYWORD,
+        "P(the question is covered), keyword search: logistic weights " + FITTED_ON,
+    ),
+    Setting(
+        "verdict_answer_keyword",
+        str,
+        VERDICT_ANSWER_KEYWORD,
+        "P(the top hit answers), keyword search: logistic weights " + FITTED_ON,
+    ),
+    Setting(
+        "verdict_scope_hybrid",
+        str,
+        VERDICT_SCOPE_HYBRID,
+        "P(the question is covered), hybrid search: logistic weights " + FITTED_ON,
+    ),
+    Setting(
+        "verdict_answer_hybrid",
+        str,
+        VERDICT_ANSWER_HYBRID,
+        "P(the top hit answers), hybrid search: logistic weights " + FITTED_ON,
+    ),
+    Setting(
+        "option_lead", float, 0.35, "Meanings within this relative lead of the top are options."
+    ),
     Setting("typo_correction", bool, True, "Correct query words missing from the index."),
     Setting("typo_max_terms", int, 4, "Correct typos only in queries of this many words."),
     Setting("bm25_k1", float, 1.5, "BM25 term-frequency saturation."),
@@ -68,13 +111,48 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("rrf_k", int, 60, "Reciprocal rank fusion constant."),
     Setting("keyword_weight", float, 0.3, "Keyword share of the weighted fusion."),
     Setting("vector_candidates", int, 50, "Chunks taken from vector search per query."),
-    Setting("min_vector_score", float, 0.75, "Least cosine to answer without keyword evidence."),
-    Setting("min_vector_margin", float, 0.1, "Least cosine lead for such an answer."),
     Setting(
         "min_vector_hit", float, 0.3, "With no keyword match, least top cosine to return hits."
     ),
     Setting("log_level", str, "warning", "Logging level of the shells (debug, info, ...)."),
+    Setting("prompt_templates", str, "", "Folder of YAML prompt templates (add or override)."),
+    Setting("prompt_template", str, "knowledge-aware", "Template used when none is asked for."),
+    Setting("prompt_grounding", str, "", "strict, moderate or flexible; '' = the template's."),
+    Setting(
+        "prompt_format", str, "", "Context format yaml, json or markdown; '' = the template's."
+    ),
+    Setting("prompt_budget_glossary", int, 300, "Prompt tokens for core concepts (glossary)."),
+    Setting("prompt_budget_knowledge", int, 1500, "Prompt tokens for retrieved knowledge."),
+    Setting("prompt_budget_axioms", int, 300, "Prompt tokens for axioms (domain rules)."),
+    Setting("prompt_budget_state", int, 300, "Prompt tokens for caller UI/application state."),
+    Setting("prompt_budget_messages", int, 500, "Prompt tokens for recent messages."),
+    Setting("axiom_categories", str, "axioms", "Categories whose entries are axioms (rules)."),
+    Setting("glossary_categories", str, "concepts,glossary", "Categories of the glossary."),
+    Setting("tool_max_tokens", int, 18000, "Default token cap of MCP search/get results."),
+    Setting(
+        "admin_token",
+        str,
+        "",
+        "Bearer token for HTTP admin actions (sync, delete, enable); '' = admin off.",
+        secret=True,
+    ),
+    Setting("fallback_p95_ms", float, 500.0, "Fall back to keyword when p95 latency exceeds it."),
+    Setting("fallback_error_rate", float, 0.05, "Fall back to keyword above this error rate."),
+    Setting("fallback_window_s", float, 300.0, "Sliding window of those two checks (seconds)."),
+    Setting("fallback_min_searches", int, 20, "Searches in the window before it can fall back."),
+    Setting("fallback_cooldown_s", float, 60.0, "Seconds by keyword before trying again."),
+    Setting("query_log", str, "stderr", "Per-query JSON log of `serve`: stderr, off or a file."),
+    Setting("crawl_max_pages", int, 5000, "Most URLs one crawl visits."),
+    Setting("crawl_max_depth", int, 20, "Most links followed from the start URL."),
+    Setting(
+        "crawl_rate", float, 4.0, "Request starts per second per host (robots.txt may slow it)."
+    ),
+    Setting("crawl_concurrency", int, 4, "Requests in flight per host."),
+    Setting("crawl_timeout", float, 15.0, "Seconds per socket operation; 4x for a whole response."),
+    Setting("crawl_max_mb", int, 25, "Largest response read, in MiB (after decompression)."),
+    Setting("crawl_user_agent", str, "", "User agent of the crawler ('' = groundkb's own)."),
 )
+SECRET_SETTINGS = frozenset(s.name for s in SETTINGS if s.secret)
 _BY_NAME = {s.name: s for s in SETTINGS}
 DATABASE_URL_ENV = "GROUNDKB_DATABASE_URL"  # same as GROUNDKB_DB, which wins if both are set
 
@@ -96,10 +174,11 @@ class Settings:
     weight_header: float = 1.0
     weight_body: float = 1.0
     title_phrase_boost: float = 0.5
-    min_score: float = 0.5
-    min_confidence: float = 0.25
-    min_matched_terms: int = 2
-    require_title_or_keyword: bool = True
+    verdict_scope_keyword: str = VERDICT_SCOPE_KEYWORD
+    verdict_answer_keyword: str = VERDICT_ANSWER_KEYWORD
+    verdict_scope_hybrid: str = VERDICT_SCOPE_HYBRID
+    verdict_answer_hybrid: str = VERDICT_ANSWER_HYBRID
+    option_lead: float = 0.35
     typo_correction: bool = True
     typo_max_terms: int = 4
     bm25_k1: float = 1.5
@@ -112,10 +191,34 @@ class Settings:
     rrf_k: int = 60
     keyword_weight: float = 0.3
     vector_candidates: int = 50
-    min_vector_score: float = 0.75
-    min_vector_margin: float = 0.1
     min_vector_hit: float = 0.3
     log_level: str = "warning"
+    prompt_templates: str = ""
+    prompt_template: str = "knowledge-aware"
+    prompt_grounding: str = ""
+    prompt_format: str = ""
+    prompt_budget_glossary: int = 300
+    prompt_budget_knowledge: int = 1500
+    prompt_budget_axioms: int = 300
+    prompt_budget_state: int = 300
+    prompt_budget_messages: int = 500
+    axiom_categories: str = "axioms"
+    glossary_categories: str = "concepts,glossary"
+    tool_max_tokens: int = 18000
+    admin_token: str = dataclasses.field(default="", repr=False)
+    fallback_p95_ms: float = 500.0
+    fallback_error_rate: float = 0.05
+    fallback_window_s: float = 300.0
+    fallback_min_searches: int = 20
+    fallback_cooldown_s: float = 60.0
+    query_log: str = "stderr"
+    crawl_max_pages: int = 5000
+    crawl_max_depth: int = 20
+    crawl_rate: float = 4.0
+    crawl_concurrency: int = 4
+    crawl_timeout: float = 15.0
+    crawl_max_mb: int = 25
+    crawl_user_agent: str = ""
     config_path: str = ""
     sources: tuple[Mapping[str, Any], ...] = ()
 
@@ -179,7 +282,7 @@ def load_settings(
             if key not in _BY_NAME:
                 raise ConfigError(f"{path}: unknown setting {key!r}")
             values[key] = _coerce(key, value)
-        for key in ("db", "synonyms"):  # paths in the file are relative to the file
+        for key in ("db", "synonyms", "prompt_templates"):  # relative to the file
             value = values.get(key)
             if value and "://" not in value and not Path(value).is_absolute():
                 values[key] = str(path.parent / values[key])

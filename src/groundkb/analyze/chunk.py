@@ -34,7 +34,13 @@ class Section:
 
 def clean_heading(text: str) -> str:
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # [label](url) -> label
-    return re.sub(r"[`*_]", "", text).strip()
+    # Code spans keep their text; elsewhere emphasis marks go, but an underscore inside
+    # a word (max_retries) stays.
+    parts = re.split(r"(`[^`]+`)", text)
+    return "".join(
+        p.strip("`") if p.startswith("`") else re.sub(r"[`*]|(?<!\w)_+|_+(?!\w)", "", p)
+        for p in parts
+    ).strip()
 
 
 def first_heading(markdown: str) -> tuple[int, str] | None:

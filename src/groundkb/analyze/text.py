@@ -45,7 +45,8 @@ STOP_WORDS: frozenset[str] = frozenset(
     too very really please thanks thank explain describe tell define meaning mean means
     definition overview info information want need wanna trying try let lets s t d ll re ve
     m thing things stuff something anything everything someone somebody way ways all any
-    some each every other another more most much many
+    some each every other another more most much many one
+    aren isn wasn weren don doesn didn haven hasn hadn won wouldn shouldn couldn cannot
     """.split()  # noqa: SIM905
 )
 

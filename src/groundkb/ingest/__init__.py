@@ -14,6 +14,9 @@ whose cheap content sniff accepts the file wins, and the last always does:
 ``.md .markdown .mdx`` ``tldr`` (the whole page is tldr-shaped: ``# name``, ``> lines``,
                        ``- description:`` and `` `code` `` lines only), then ``markdown``
 ``.jsonl``             ``records``
+``.html .htm .xhtml``  ``html`` (main content to Markdown; needs the ``web`` extra)
+``.pdf``               ``pdf`` (one document per page; needs the ``pdf`` extra)
+``.docx``              ``docx`` (headings as the header path; needs the ``docx`` extra)
 =====================  ====================================================================
 
 ``ingest_path(..., loader="tldr")`` forces one loader for every file it has a suffix for.
@@ -21,7 +24,8 @@ JSON/YAML files referenced through ``$ref`` by an OpenAPI spec in the same inges
 part of that spec and produce no documents of their own (see ``openapi.py``).
 
 :func:`ingest_python_cli` makes a source equal to the commands of a Python CLI object
-(argparse, click or typer), through the same writer as files.
+(argparse, click or typer), through the same writer as files; ``web.py`` does the same
+for a crawl of a website (:func:`groundkb.ingest.web.ingest_url`).
 """
 
 from __future__ import annotations
@@ -40,10 +44,13 @@ from ..models import FileError, IngestReport
 from ..store.base import Store
 from .base import LoadContext, Loaded, Loader
 from .catalog import CatalogLoader
+from .docx import DocxLoader
 from .entries import EntriesLoader
+from .html import HtmlLoader
 from .markdown import MarkdownLoader
 from .oas_schema import referenced_files
 from .openapi import OpenAPILoader
+from .pdf import PdfLoader
 from .records import RecordsLoader
 from .tldr import TldrLoader
 from .writer import SourceWriter
@@ -58,6 +65,9 @@ LOADERS: tuple[Loader, ...] = (
     TldrLoader(),
     MarkdownLoader(),
     RecordsLoader(),
+    HtmlLoader(),
+    PdfLoader(),
+    DocxLoader(),
 )
 LOADER_NAMES: tuple[str, ...] = tuple(loader.name for loader in LOADERS)
 MAX_FILE_BYTES = 64 * 1024 * 1024

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from types import ModuleType
 from typing import Any, Protocol
 
-from ..errors import IngestError
+from ..errors import IngestError, MissingDependency
 from ..models import Chunk, Document, FileError, content_hash
 
 
@@ -49,6 +51,17 @@ class Loader(Protocol):
     def sniff(self, data: bytes) -> bool: ...
 
     def load(self, data: bytes, ctx: LoadContext) -> tuple[list[Loaded], list[FileError]]: ...
+
+
+def require(module: str, extra: str, what: str) -> ModuleType:
+    """Import an optional package, or raise MissingDependency naming the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependency(
+            f"{what} needs the '{extra}' extra: pip install 'groundkb[{extra}]' "
+            f"({module.split('.')[0]} is not installed)"
+        ) from exc
 
 
 def decode_text(data: bytes, path: str) -> str:

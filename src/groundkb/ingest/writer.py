@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 
 _KINDS: dict[str, SourceKind] = {
     "markdown": "docs",
+    "html": "docs",
+    "pdf": "docs",
+    "docx": "docs",
     "entries": "entries",
     "openapi": "openapi",
     "catalog": "commands",

@@ -93,6 +93,8 @@ class ApiIndex:
     by_name: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)  # → (id, whole)
     superseded: frozenset[str] = frozenset()
     summaries: dict[str, DocSummary] = field(default_factory=dict)
+    # doc id → its operation with versions taken out: one meaning across API versions
+    families: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def build(cls, docs: Iterable[DocSummary]) -> ApiIndex:
@@ -112,6 +114,7 @@ class ApiIndex:
                 for name in names:
                     index.by_name.setdefault(name, []).append((d.id, name == names[-1]))
             family, version = version_family(spec, method, path)
+            index.families[d.id] = family
             if version:
                 families.setdefault(family, []).append((version, d.id))
         superseded: set[str] = set()

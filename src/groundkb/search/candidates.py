@@ -10,8 +10,11 @@ every candidate with all the query's words (``Searcher._bm25``), so a common wor
 counts in the ranking; it only stops deciding which chunks are looked at.
 
 **Typo correction.** Among the indexed terms within the allowed edits of an unknown
-word (``Store.similar_terms``), numbers are never a correction; of the 25 nearest, the
-fewest edits win, then a known term (a name of the index), then the more frequent.
+word (``Store.similar_terms``: optimal string alignment distance, so a swap of two
+neighbouring letters is one edit), words shorter than three letters and numbers are
+never a correction. Of the 25 nearest, those that keep the word's first letter (people
+rarely mistype it) compete: the fewest edits win, then a known term (a name of the
+index), then the more frequent. The engine allows one edit up to 7 letters, two beyond.
 """
 
 from __future__ import annotations
@@ -47,9 +50,12 @@ def candidate_query(
     return KeywordQuery(rare, weights, filters, limit * 2 if common else limit)
 
 
-def correction(similar: Sequence[SimilarTerm], known_terms: frozenset[str]) -> str | None:
-    """The best correction among similar terms (nearest first), or None."""
+def correction(
+    word: str, similar: Sequence[SimilarTerm], known_terms: frozenset[str]
+) -> str | None:
+    """The best correction of ``word`` among similar terms (nearest first), or None."""
     pool = [s for s in similar if len(s.term) >= 3 and not s.term.isdigit()][:CORRECTION_POOL]
+    pool = [s for s in pool if s.term[:1] == word[:1]]
     if not pool:
         return None
     best = min(pool, key=lambda s: (s.edits, s.term not in known_terms, -s.chunks))

@@ -2,9 +2,12 @@
 
 A query is *command-shaped* when its first word is the program of a known command
 (``helios``, ``git``) and it is a bare program name, has an option or hyphenated word,
-or its second word is a known subcommand of that program. Such a query returns the
-command it names (arguments after the name are allowed), the commands under a group
-prefix (to clarify), or nothing plus did-you-mean suggestions — never a near miss.
+its second word is a known subcommand of that program (or its singular or plural), or
+at least half of its command words are words of that program's commands (``orbit
+boards list``). Such a query returns the command it names (arguments after the name are
+allowed), the one command a half-typed last word completes to (``orbit users inv`` →
+``orbit users invite``), the commands under a group prefix or a shared completion (to
+clarify), or nothing plus did-you-mean suggestions — never a near miss.
 """
 
 from __future__ import annotations
@@ -20,6 +23,11 @@ from ..store.base import DocSummary
 _PLACEHOLDER_START = ("-", "<", "[", "{", "$", "'", '"', "|", ">")
 
 
+def _known(word: str, vocab: set[str]) -> bool:
+    """``word`` or its plural or singular is in ``vocab``."""
+    return word in vocab or word + "s" in vocab or (word.endswith("s") and word[:-1] in vocab)
+
+
 def command_name(invocation: str) -> tuple[str, ...]:
     """The command words of an invocation: up to the first option, placeholder or value."""
     words: list[str] = []
@@ -32,7 +40,7 @@ def command_name(invocation: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class CommandMatch:
-    kind: Literal["exact", "group", "unknown"]
+    kind: Literal["exact", "completed", "group", "unknown"]
     docs: tuple[DocSummary, ...]
     suggestions: tuple[str, ...] = ()
 
@@ -41,8 +49,9 @@ class CommandIndex:
     """Command names of every ``command`` document, for exact look-ups."""
 
     def __init__(self, docs: Iterable[DocSummary]) -> None:
+        self.docs = list(docs)
         self.by_name: dict[tuple[str, ...], list[DocSummary]] = {}
-        for doc in docs:
+        for doc in self.docs:
             main = command_name(doc.command) if doc.command else ()
             names: set[tuple[str, ...]] = {main} if main else set()
             root = main[0] if main else ""
@@ -55,9 +64,11 @@ class CommandIndex:
                     self.by_name.setdefault(name, []).append(doc)
         self.roots = {name[0] for name in self.by_name}
         self.subcommands: dict[str, set[str]] = {}
+        self.words: dict[str, set[str]] = {}  # every word of a program's command names
         for name in self.by_name:
             if len(name) > 1:
                 self.subcommands.setdefault(name[0], set()).add(name[1])
+                self.words.setdefault(name[0], set()).update(name[1:])
         self._display = {name: " ".join(name) for name in self.by_name}
 
     def __len__(self) -> int:
@@ -72,7 +83,12 @@ class CommandIndex:
         rest = words[1:]
         if any(w.startswith("-") or ("-" in w.strip("-")) for w in rest):
             return True
-        return rest[0] in self.subcommands.get(words[0], set())
+        subs = self.subcommands.get(words[0], set())
+        if _known(rest[0], subs):
+            return True
+        names = command_name(query)[1:]
+        vocab = self.words.get(words[0], set())
+        return bool(names) and 2 * sum(1 for w in names if _known(w, vocab)) >= len(names)
 
     def lookup(self, query: str) -> CommandMatch | None:
         """None when the query is not command-shaped; otherwise the exact outcome."""
@@ -92,7 +108,26 @@ class CommandIndex:
             return CommandMatch(
                 "group", tuple(d for n in group for d in self.by_name[n]), self._names(group)
             )
+        completed = self._complete(command_name(query))
+        if completed:
+            hits = tuple(d for n in completed for d in self.by_name[n])
+            kind: Literal["completed", "group"] = "completed" if len(completed) == 1 else "group"
+            return CommandMatch(kind, hits, self._names(completed))
         return CommandMatch("unknown", (), self.suggest(query))
+
+    def _complete(self, words: tuple[str, ...]) -> list[tuple[str, ...]]:
+        """Command names that the half-typed last word completes to (at least two
+        letters typed, every earlier word exact): ``orbit users inv`` → invite."""
+        if len(words) < 2 or len(words[-1]) < 2:
+            return []
+        head, part = words[:-1], words[-1]
+        n = len(head)
+        found = sorted(
+            name
+            for name in self.by_name
+            if len(name) > n and name[:n] == head and name[n].startswith(part)
+        )
+        return [name for name in found if len(name) == n + 1] or found
 
     def _under(self, prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
         n = len(prefix)

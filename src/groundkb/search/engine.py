@@ -21,8 +21,8 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..analyze.text import (
@@ -50,7 +50,7 @@ from .evidence import (
     snippet,
     stemmed_aliases,
 )
-from .verdict import Scored, decide, semantic_verdict
+from .verdict import ClauseStat, Scored, Signals, decide, measure, model_from_settings
 
 if TYPE_CHECKING:
     from ..embed import Embedder
@@ -77,6 +77,7 @@ class _Derived:
     known_terms: frozenset[str]
     commands: CommandIndex
     apis: ApiIndex
+    filtered_commands: dict[Filters, CommandIndex] = field(default_factory=dict)
 
 
 def _known_terms(docs: Sequence[DocSummary]) -> frozenset[str]:
@@ -126,6 +127,20 @@ class Searcher:
         self._local.derived = self._derived
         return self._derived
 
+    def commands_for(self, filters: Filters, derived: _Derived | None = None) -> CommandIndex:
+        """The command index of the commands ``filters`` allow (cached per filter):
+        a command of another source is neither an answer nor a suggestion."""
+        derived = derived or self.derived()
+        if filters.is_empty():
+            return derived.commands
+        index = derived.filtered_commands.get(filters)
+        if index is None:
+            docs = [
+                d for d in derived.commands.docs if filters.allows(d.type, d.category, d.source)
+            ]
+            index = derived.filtered_commands[filters] = CommandIndex(docs)
+        return index
+
     def _current(self) -> _Derived:
         """The derived data checked at the start of this search (no store round trip)."""
         current: _Derived | None = getattr(self._local, "derived", None)
@@ -161,16 +176,17 @@ class Searcher:
         derived = self.derived()
         command = None
         if not filters.types or "command" in filters.types:
-            command = derived.commands.lookup(text)
+            command = self.commands_for(filters, derived).lookup(text)
         if command is not None:
             result = self._command_result(text, command, limit)
         else:
             semantic, mode, notice = self._semantic(text, filters, limit)
             result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
-            if result.verdict.kind != "answer":
-                # each part of a multi-intent query is searched the same way as the whole
-                result = self._multi_intent(text, filters, limit, semantic is not None) or result
+            # "workspace and widgets": two topics, each answered, answer with both (each
+            # part is searched the same way as the whole)
+            result = self._multi_intent(text, filters, limit, semantic is not None) or result
             result = replace(result, notice=notice)
+        result = replace(result, hits=_monotone(result.hits))
         took = (time.perf_counter() - started) * 1000
         log.debug(
             "search %r -> %s (%s) %d hits in %.1f ms",
@@ -212,11 +228,18 @@ class Searcher:
         return replace(parsed, clauses=tuple(clauses), phrase=canonical_phrase(clauses)), corrected
 
     def _correct(self, word: str) -> str | None:
+        """The indexed word ``word`` is most likely a typo of, or None.
+
+        Edits count as in optimal string alignment (a swap of two neighbouring letters
+        is one edit, "burndwon" → "burndown"): one for words up to 7 letters, two for
+        longer ones, and never in the first letter, which people rarely mistype; a
+        real word the index lacks ("bread", "weather") must not become a near miss.
+        """
         if len(word) < 4 or word.isdigit():
             return None
-        max_edits = 1 if len(word) <= 5 else 2
+        max_edits = 1 if len(word) <= 7 else 2
         similar = self.store.similar_terms(word, max_edits)
-        return correction(similar, self._current().known_terms)
+        return correction(word, similar, self._current().known_terms)
 
     # --------------------------------------------------------------- semantic
     def _semantic(
@@ -266,8 +289,9 @@ class Searcher:
     ) -> SearchResult:
         parsed, corrected = self.parse(text)
         terms = tuple(c.original for c in parsed.clauses)
+        model = model_from_settings(self.settings, mode)
         if not parsed.clauses:
-            verdict = decide([], parsed, self.settings)
+            verdict, _ = decide(parsed, Signals({}), model, False)
             return SearchResult(text, verdict, (), terms=terms)
         pool = max(self.settings.candidates, limit * 2)
         query = candidate_query(
@@ -284,27 +308,29 @@ class Searcher:
         if semantic is not None:
             ranked, cosines, ranks = self._fuse(ranked, semantic, parsed, mode)
         keep = limit * max(1, self.settings.max_chunks_per_doc) + 10
-        clause_weights = self._clause_weights(parsed)
-        scored = [self._score(r, parsed, clause_weights) for r in ranked[:keep]]
-        # Vector candidates alone are not evidence: with no keyword match, the verdict
-        # starts from "no hits" and only a calibrated cosine can lift it.
-        verdict = decide(scored if matches else [], parsed, self.settings)
-        if semantic is not None:
-            verdict = semantic_verdict(verdict, scored, cosines, self.settings)
+        stats = self._clause_stats(parsed)
+        clause_weights = [c.weight for c in stats]
+        scored = [self._score(r, parsed, clause_weights, cosines) for r in ranked[:keep]]
+        signals = measure(parsed, stats, scored, self._current().apis.families, bool(matches))
+        verdict, signals = decide(parsed, signals, model, bool(matches))
         if verdict.reason in ("definition", "exact_title"):
             scored = _lead_first(scored)
         hits = self._dedupe(scored, limit, self.settings.max_chunks_per_doc)
         suggestions: tuple[str, ...] = ()
         if verdict.kind == "clarify":
-            suggestions = _distinct_titles(scored, 3)
+            suggestions = tuple(dict.fromkeys(o.title for o in verdict.options))
         elif corrected:
             suggestions = (corrected,)
         if verdict.kind == "no_match" and not suggestions and matches:
             suggestions = _distinct_titles(scored, 3)  # documents sharing words, never neighbours
         retriever = "keyword" if semantic is None else mode
+        top_rank = hits[0].rank if hits else 0.0
         out = []
         for rank, s in enumerate(hits, 1):
-            hit = self._hit(s, rank, retriever)
+            # The top hit's score is the calibrated probability that it answers; the
+            # others scale it by their rank score, so scores follow rank order.
+            share = s.rank / top_rank if top_rank > 0 else (1.0 if rank == 1 else 0.0)
+            hit = self._hit(s, rank, retriever, round(signals.answer * min(1.0, share), 4))
             cid = s.match.chunk_id
             if cid in cosines:
                 hit = replace(
@@ -322,6 +348,11 @@ class Searcher:
             suggestions=suggestions,
             corrected_query=corrected,
             terms=terms,
+            signals={
+                **{k: round(v, 4) for k, v in signals.values.items()},
+                "p_scope": round(signals.scope, 4),
+                "p_answer": round(signals.answer, 4),
+            },
         )
 
     def _named_operations(
@@ -383,17 +414,27 @@ class Searcher:
         if mode == "hybrid":  # a query that names a document exactly finds it first
             fused = {c: f + (1.0 if by_id[c][2] else 0.0) for c, f in fused.items() if c in by_id}
         order = sorted((cid for cid in fused if cid in by_id), key=lambda c: -fused[c])
-        return [by_id[c] for c in order], cosines, ranks
+        # Each candidate carries the score it is ranked by: the fused one.
+        out: list[_Ranked] = []
+        for c in order:
+            _, m, exact, in_title = by_id[c]
+            out.append((fused[c], m, exact, in_title))
+        return out, cosines, ranks
 
     # ---------------------------------------------------------------- scoring
-    def _clause_weights(self, parsed: ParsedQuery) -> list[float]:
-        """idf of each clause: its rarest-but-present alternative's document frequency."""
+    def _clause_stats(self, parsed: ParsedQuery) -> list[ClauseStat]:
+        """Per clause: idf of its rarest-but-present alternative (an unseen clause gets
+        the largest idf), and whether the index knows it as written or only after typo
+        correction."""
         d = self._current()
         out = []
         for clause in parsed.clauses:
-            dfs = [min(d.df.get(t, 0) for t in a.tokens) for a in clause.alternatives]
-            df = max([x for x in dfs if x > 0], default=0)
-            out.append(math.log(1.0 + (d.n_chunks - df + 0.5) / (df + 0.5)))
+            found = [(min(d.df.get(t, 0) for t in a.tokens), a.kind) for a in clause.alternatives]
+            df = max([x for x, _ in found if x > 0], default=0)
+            known = any(x > 0 and kind != "typo" for x, kind in found)
+            typo = not known and any(x > 0 for x, _ in found)
+            weight = math.log(1.0 + (d.n_chunks - df + 0.5) / (df + 0.5))
+            out.append(ClauseStat(weight, known, typo))
         return out
 
     def _bm25(self, m: KeywordMatch, parsed: ParsedQuery) -> float:
@@ -466,8 +507,16 @@ class Searcher:
             kind_boost=self.settings.title_phrase_boost,
         )
 
-    def _score(self, r: _Ranked, parsed: ParsedQuery, clause_weights: list[float]) -> Scored:
-        return score_evidence(*r, parsed, clause_weights, self.analyzer.stop_words)
+    def _score(
+        self,
+        r: _Ranked,
+        parsed: ParsedQuery,
+        clause_weights: list[float],
+        cosines: Mapping[str, float],
+    ) -> Scored:
+        s = score_evidence(*r, parsed, clause_weights, self.analyzer.stop_words)
+        cosine = cosines.get(s.match.chunk_id)
+        return s if cosine is None else replace(s, cosine=cosine)
 
     @staticmethod
     def _dedupe(scored: Sequence[Scored], limit: int, per_doc: int) -> list[Scored]:
@@ -485,7 +534,7 @@ class Searcher:
                 break
         return out
 
-    def _hit(self, s: Scored, rank: int, retriever: str = "keyword") -> Hit:
+    def _hit(self, s: Scored, rank: int, retriever: str = "keyword", score: float = 1.0) -> Hit:
         m = s.match
         return Hit(
             doc_id=m.doc_id,
@@ -495,7 +544,7 @@ class Searcher:
             category=m.doc.category,
             source=m.doc.source,
             snippet=snippet(m.text, s.matched),
-            score=s.score,
+            score=score,
             matched_terms=s.matched,
             header_path=m.header_path,
             content_hash=m.content_hash,
@@ -535,7 +584,9 @@ class Searcher:
                 content_hash="",
             )
             match = replace(match, content_hash=hashes.get(doc.id, ""))
-            score = 1.0 if cm.kind == "exact" else 0.5
+            score = {"exact": 1.0, "completed": 0.9}.get(cm.kind, 0.5)
+            if len(cm.docs) > 1:
+                score = 0.5  # several commands: which one is asked
             exact = "title" if cm.kind == "exact" else ""
             s = Scored(
                 match,
@@ -547,7 +598,7 @@ class Searcher:
                 bool(exact),
                 (f"command name: {doc.command}",),
             )
-            hits.append(self._hit(s, rank, "command"))
+            hits.append(self._hit(s, rank, "command", score))
         verdict = command_verdict(text, cm)
         return SearchResult(
             text,
@@ -600,6 +651,16 @@ class Searcher:
             multi_intent=True,
             mode=results[0].mode,
         )
+
+
+def _monotone(hits: Sequence[Hit]) -> tuple[Hit, ...]:
+    """Scores never rise down the list (a hit is never worth more than one above it)."""
+    out: list[Hit] = []
+    for h in hits:
+        if out and h.score > out[-1].score:
+            h = replace(h, score=out[-1].score)
+        out.append(h)
+    return tuple(out)
 
 
 def _min_max(scores: dict[str, float]) -> dict[str, float]:

@@ -48,6 +48,7 @@ def score_evidence(
     """The evidence for a ranked candidate: score, matched terms, explanation (above)."""
     total = 0.0
     got = 0.0
+    named = 0.0
     matched: list[str] = []
     explain: list[str] = []
     guard = False
@@ -70,6 +71,7 @@ def score_evidence(
             matched.append(clause.original)
             if where in ("title", "aliases", "keywords", "header"):
                 guard = True
+                named += weight
             shown = " ".join(via.tokens)
             note = (
                 f"{where}: {clause.original}"
@@ -93,6 +95,7 @@ def score_evidence(
         exact=exact,
         phrase_in_title=in_title or bool(exact),
         explanation=tuple(explain),
+        name_share=round(named / total, 4) if total else 0.0,
     )
 
 

@@ -1,45 +1,235 @@
-"""Verdicts: answer, ask for clarification, or say there is no match.
+"""Verdicts from calibrated evidence: answer, ask for clarification, or say there is
+no match.
 
-Rules, in order, on the top chunk and the best chunk of any *other* document
-(``s1``, ``s2`` their evidence scores; ``confidence = (s1 - s2) / s1``):
+For every search the engine measures a few signals (:class:`Signals`):
 
-1. no query words left after stop words                → no_match (empty_query)
-2. no chunk matched                                    → no_match (no_hits)
-3. no match in title, aliases, keywords or header path → clarify (no_title_or_keyword_hit)
-4. fewer matched terms than ``min_matched_terms``       → clarify (few_matched_terms)
-   (a query phrase found in the title or an alias counts as two)
-5. ``s1 < min_score``                                   → clarify (weak)
-6. the query asks to define a thing ("what is X", "explain X") and exactly one
-   document is titled X                                → answer (definition)
-7. the query is exactly the title or an alias of the top document and of no other
-   document                                            → answer (exact_title)
-8. the query is exactly the title or alias of several documents → clarify (ambiguous)
-9. ``confidence < min_confidence``                      → clarify (ambiguous)
-10. otherwise                                          → answer (strong_match)
+- ``known``     share of the question (idf-weighted clauses) the index has ever seen,
+                as written or after typo correction; a word it never saw is the
+                strongest sign of no match
+- ``typo``      share found only after typo correction
+- ``cover``     how much of the question the top hit covers, and in which fields
+                (its evidence score, see ``evidence.py``)
+- ``name``      share covered by the top hit's title, aliases, keywords or headings
+- ``lead``      relative lead of the top hit's rank score over the best hit of a
+                *different meaning* (``meaning.py``: chunks of one document, one
+                operation in two API versions, one command on two platforms, a command
+                and the page that shows it are one meaning)
+- ``cosine``    cosine of the top meaning (hybrid), and ``cosine_lead`` its lead over
+                the next meaning
+- ``exact``     the question is exactly the top hit's title or alias
+- ``single``    the question is one word
+
+Two small logistic models turn them into probabilities (weights are declared settings
+fitted by ``benchmarks/fit_verdict.py``; keyword and hybrid search have their own):
+
+- ``P(scope)``: the question is about something the knowledge base covers;
+- ``P(answer)``: the top hit answers it.
+
+Then: no question words → no_match (empty_query); nothing matched → no_match
+(no_hits); ``P(scope)`` below its threshold → no_match (unknown_terms when unseen words
+decided, else below_threshold); the question is exactly one meaning's title or alias, or
+defines a thing titled so → answer (exact_title, definition); ``P(answer)`` at or above its
+threshold → answer (strong_match, or semantic_match when the cosine decided);
+else clarify: ambiguous with the competing meanings as options, or weak ("is this what
+you mean?"), or no_title_or_keyword_hit when only body text matched. The thresholds are
+chosen so that false answers on unanswerable development questions stay at or below 2 %.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 
-from ..analyze.text import ParsedQuery
-from ..models import Verdict
+from ..analyze.text import ParsedQuery, stem
+from ..errors import ConfigError
+from ..models import Option, Verdict, VerdictReason
 from ..settings import Settings
-from ..store.base import KeywordMatch
-from .commands import CommandMatch
+from ..store.base import DocSummary, KeywordMatch
+from .commands import CommandMatch, command_name
+from .meaning import Meaning, group_meanings
 
 
 @dataclass(frozen=True, slots=True)
 class Scored:
+    """A ranked candidate with its evidence."""
+
     match: KeywordMatch
-    rank: float
-    score: float
+    rank: float  # the score the candidate is ranked by (fused in hybrid mode)
+    score: float  # evidence: idf-weighted share of the question it covers, in [0, 1]
     matched: tuple[str, ...]
-    guard: bool
+    guard: bool  # some clause matched in a title, alias, keyword or heading
     exact: str  # "title" or "alias" when the query phrase equals one, else ""
     phrase_in_title: bool
     explanation: tuple[str, ...]
+    name_share: float = 0.0  # idf-weighted share matched in names and headings
+    cosine: float | None = None
+
+
+FEATURES: tuple[str, ...] = (
+    "known",
+    "typo",
+    "cover",
+    "name",
+    "phrase",
+    "lead",
+    "cover_lead",
+    "cosine",
+    "cosine_lead",
+    "exact",
+    "single",
+    "terms",
+)
+
+_KEYWORD_EVIDENCE = ("cover", "name", "phrase", "lead", "cover_lead", "exact")
+
+_LABELS = {
+    "known": "question words the index knows",
+    "typo": "words found only after typo correction",
+    "cover": "question covered by the top hit",
+    "name": "question covered by its title, aliases or headings",
+    "phrase": "longest run of the question's words in the top hit",
+    "lead": "lead over the next meaning",
+    "cover_lead": "coverage lead over the next meaning",
+    "cosine": "meaning similarity",
+    "cosine_lead": "similarity lead over the next meaning",
+    "exact": "exact title or alias",
+    "single": "one-word question",
+    "terms": "question length",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Logistic:
+    """A logistic model over named signals: ``P = 1 / (1 + exp(-(bias + Σ w·x)))``."""
+
+    weights: Mapping[str, float]
+    threshold: float = 0.5  # the probability from which the model says yes
+
+    @classmethod
+    def parse(cls, text: str, setting: str = "model") -> Logistic:
+        """``"threshold=0.6 bias=-2.1 cover=1.3 lead=2.0"``; unknown names are a
+        ConfigError."""
+        weights: dict[str, float] = {}
+        for part in text.replace(",", " ").split():
+            name, sep, value = part.partition("=")
+            if not sep or (name not in ("bias", "threshold") and name not in FEATURES):
+                raise ConfigError(
+                    f"setting {setting!r}: expected name=weight pairs over bias, "
+                    f"{', '.join(FEATURES)}; got {part!r}"
+                )
+            try:
+                weights[name] = float(value)
+            except ValueError:
+                raise ConfigError(f"setting {setting!r}: {part!r} is not a number") from None
+        threshold = weights.pop("threshold", 0.5)
+        if not 0.0 < threshold < 1.0:
+            raise ConfigError(f"setting {setting!r}: threshold must be between 0 and 1")
+        return cls(weights, threshold)
+
+    def logit(self, x: Mapping[str, float]) -> float:
+        return self.weights.get("bias", 0.0) + sum(
+            w * x.get(k, 0.0) for k, w in self.weights.items() if k != "bias"
+        )
+
+    def probability(self, x: Mapping[str, float]) -> float:
+        z = max(-30.0, min(30.0, self.logit(x)))
+        return 1.0 / (1.0 + math.exp(-z))
+
+    def contributions(self, x: Mapping[str, float]) -> list[tuple[str, float]]:
+        """Each signal's share of the logit, largest magnitude first."""
+        parts = [(k, w * x.get(k, 0.0)) for k, w in self.weights.items() if k != "bias"]
+        return sorted((p for p in parts if p[1]), key=lambda p: -abs(p[1]))
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictModel:
+    """The calibrated decision: two models, each with its threshold."""
+
+    scope: Logistic
+    answer: Logistic
+    option_lead: float  # meanings within this relative lead of the top are options
+
+
+@dataclass(frozen=True, slots=True)
+class ClauseStat:
+    """What the index knows of one clause of the question."""
+
+    weight: float  # idf of its rarest-but-present alternative (max idf if unseen)
+    known: bool  # found as written (or as its stem or a synonym)
+    typo: bool  # found only after typo correction
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """The measured evidence of one search and how the verdict used it."""
+
+    values: Mapping[str, float]
+    meanings: tuple[Meaning[Scored], ...] = ()
+    scope: float = 0.0
+    answer: float = 0.0
+    unknown: tuple[str, ...] = field(default_factory=tuple)
+
+
+def measure(
+    parsed: ParsedQuery,
+    stats: Sequence[ClauseStat],
+    scored: Sequence[Scored],
+    families: Mapping[str, str],
+    keyword_matched: bool,
+) -> Signals:
+    """The signals of a search (see the module docstring); ``scored`` in rank order."""
+    total = sum(s.weight for s in stats) or 1.0
+    values = {
+        "known": sum(s.weight for s in stats if s.known or s.typo) / total,
+        "typo": sum(s.weight for s in stats if s.typo) / total,
+        "single": 1.0 if len(stats) == 1 else 0.0,
+        "terms": math.log(1 + len(stats)) / math.log(11),
+    }
+    unknown = tuple(
+        c.original for c, s in zip(parsed.clauses, stats, strict=True) if not s.known and not s.typo
+    )
+    if not scored:
+        return Signals(values, unknown=unknown)
+    meanings = group_meanings(scored, lambda s: s.match, families)
+    top = meanings[0]
+    lead = top.lead
+    values["cosine"] = max((s.cosine or 0.0) for s in top.items)
+    if keyword_matched:
+        values["cover"] = max(s.score for s in top.items)
+        values["name"] = max(s.name_share for s in top.items)
+        values["exact"] = 1.0 if lead.exact else 0.0
+        values["phrase"] = max(longest_run(parsed.tokens, s.match) for s in top.items[:3])
+    if len(meanings) > 1:
+        second = meanings[1].lead
+        r1, r2 = lead.rank, second.rank
+        values["lead"] = (r1 - r2) / r1 if r1 > 0 else 0.0
+        c2 = max((s.cosine or 0.0) for s in meanings[1].items)
+        values["cover_lead"] = values.get("cover", 0.0) - max(s.score for s in meanings[1].items)
+        values["cosine_lead"] = values["cosine"] - c2
+    else:
+        values["lead"] = 1.0 if lead.rank > 0 else 0.0
+        values["cosine_lead"] = values["cosine"]
+        values["cover_lead"] = values.get("cover", 0.0)
+    return Signals(values, tuple(meanings), unknown=unknown)
+
+
+def longest_run(tokens: Sequence[str], m: KeywordMatch) -> float:
+    """Share of the question's words (stop words included) in the longest run of them
+    that a field of the hit holds word for word: the question's own wording in a
+    document is strong evidence."""
+    if not tokens:
+        return 0.0
+    words = [stem(t) for t in tokens]
+    fields = [f" {v} " for v in m.fields.values() if v]
+    best = 0
+    n = len(words)
+    for i in range(n):
+        j = i + best + 1  # only longer runs matter
+        while j <= n and any(f" {' '.join(words[i:j])} " in f for f in fields):
+            best = j - i
+            j += 1
+    return best / n
 
 
 NO_MATCH_MESSAGE = (
@@ -48,81 +238,151 @@ NO_MATCH_MESSAGE = (
 )
 
 
-def _label(s: Scored) -> str:
-    doc = s.match.doc
-    return f"{doc.title} ({doc.category})" if doc.category else doc.title
+def option_of(d: DocSummary) -> Option:
+    """An option naming a document; a command by its name (without example arguments)."""
+    return Option(d.id, d.title, d.category, d.type, " ".join(command_name(d.command)))
 
 
-def decide(scored: Sequence[Scored], parsed: ParsedQuery, settings: Settings) -> Verdict:
-    if not parsed.clauses:
-        return Verdict(
-            "no_match",
-            0.0,
-            "empty_query",
-            "The question names nothing to look up. " + NO_MATCH_MESSAGE,
-        )
-    if not scored:
-        return Verdict("no_match", 0.0, "no_hits", NO_MATCH_MESSAGE)
-    top = scored[0]
-    others = [s for s in scored if s.match.doc_id != top.match.doc_id]
-    s1 = top.score
-    s2 = max((s.score for s in others), default=0.0)
-    confidence = round(max(0.0, (s1 - s2) / s1), 4) if s1 > 0 else 0.0
-    matched = len(top.matched) + (1 if top.phrase_in_title else 0)
-    weak = (
-        f"Not sure this is what was asked. Is the question about {_label(top)}? "
-        "If not, ask the user for the feature name."
+def _option(s: Scored) -> Option:
+    return option_of(s.match.doc)
+
+
+def _why(model: Logistic, values: Mapping[str, float]) -> tuple[str, ...]:
+    return tuple(
+        f"{_LABELS.get(k, k)} {values.get(k, 0.0):.2f} ({'+' if c > 0 else '−'})"
+        for k, c in model.contributions(values)[:3]
     )
-    if settings.require_title_or_keyword and not (top.guard or top.phrase_in_title):
-        return Verdict("clarify", confidence, "no_title_or_keyword_hit", weak)
-    if matched < min(settings.min_matched_terms, len(parsed.clauses) + 1):
-        return Verdict("clarify", confidence, "few_matched_terms", weak)
-    if s1 < settings.min_score:
-        return Verdict("clarify", confidence, "weak", weak)
-    titled = {s.match.doc_id for s in scored if s.exact == "title"}
-    if parsed.definitional and top.exact == "title" and len(titled) == 1:
-        return Verdict(
-            "answer", max(confidence, s1), "definition", f"Answer from {top.match.doc.title}."
+
+
+def decide(
+    parsed: ParsedQuery, signals: Signals, model: VerdictModel, keyword_matched: bool
+) -> tuple[Verdict, Signals]:
+    """The verdict for a search, and the signals with the two probabilities filled in."""
+    if not parsed.clauses:
+        return (
+            Verdict(
+                "no_match",
+                1.0,
+                "empty_query",
+                "The question names nothing to look up. " + NO_MATCH_MESSAGE,
+            ),
+            signals,
         )
-    named = {s.match.doc_id: s for s in scored if s.exact}
-    if top.exact and len(named) == 1:
-        return Verdict(
-            "answer", max(confidence, s1), "exact_title", f"Answer from {top.match.doc.title}."
+    x = signals.values
+    p_scope = model.scope.probability(x)
+    p_answer = model.answer.probability(x)
+    out = Signals(x, signals.meanings, p_scope, p_answer, signals.unknown)
+    meanings = signals.meanings
+    if not meanings:
+        return Verdict("no_match", 1.0, "no_hits", NO_MATCH_MESSAGE), out
+    if p_scope < model.scope.threshold:
+        unseen = x.get("known", 0.0) < 0.5 and signals.unknown
+        reason: VerdictReason = "unknown_terms" if unseen else "below_threshold"
+        words = ", ".join(f"'{w}'" for w in signals.unknown[:3])
+        detail = f" The knowledge base never mentions {words}." if unseen else ""
+        return (
+            Verdict(
+                "no_match",
+                round(1 - p_scope, 4),
+                reason,
+                NO_MATCH_MESSAGE + detail,
+                evidence=_why(model.scope, x),
+            ),
+            out,
         )
+    top = meanings[0].lead
+    title = top.match.doc.title
+    named = [m for m in meanings if m.lead.exact and len(m.lead.matched) == len(parsed.clauses)]
+    titled = [m for m in named if m.lead.exact == "title"]
+    # "what is X" is defined by the one document titled X (an alias does not define);
+    # a question that is exactly one meaning's title or alias names it.
+    definition = parsed.definitional and top.exact == "title" and len(titled) == 1
+    if keyword_matched and (definition or (top.exact and len(named) == 1)):
+        exact: VerdictReason = "definition" if definition else "exact_title"
+        p_answer = round(max(p_answer, 0.9), 4)
+        out = Signals(x, signals.meanings, p_scope, p_answer, signals.unknown)
+        return (
+            Verdict(
+                "answer",
+                p_answer,
+                exact,
+                f"Answer from {title}.",
+                evidence=(f"exact {top.exact}",),
+            ),
+            out,
+        )
+    if p_answer >= model.answer.threshold and len(named) <= 1:
+        parts = dict(model.answer.contributions(x))
+        semantic = parts.get("cosine", 0.0) + parts.get("cosine_lead", 0.0)
+        keyword = sum(parts.get(k, 0.0) for k in _KEYWORD_EVIDENCE)
+        by_meaning = not keyword_matched or semantic > keyword
+        kind: VerdictReason = "semantic_match" if by_meaning else "strong_match"
+        message = f"Answer from {title}." + (
+            " (matched by meaning; check it fits)" if kind == "semantic_match" else ""
+        )
+        return (
+            Verdict("answer", round(p_answer, 4), kind, message, evidence=_why(model.answer, x)),
+            out,
+        )
+    confidence = round(p_scope * (1 - p_answer), 4)
+    floor = (1 - model.option_lead) * top.rank
+    close = [m.lead for m in meanings[:3] if m.lead.rank >= floor and m.lead.rank > 0]
     if len(named) > 1:
-        a, b = list(named.values())[:2]
-        return Verdict(
+        close = [m.lead for m in named[:3]]
+    evidence = _why(model.answer, x)
+    if len(close) > 1:
+        options = tuple(_option(s) for s in close)
+        listed = " or ".join(o.label for o in options)
+        return (
+            Verdict(
+                "clarify",
+                confidence,
+                "ambiguous",
+                f"Ambiguous: do you mean {listed}? Ask the user which one.",
+                options,
+                evidence,
+            ),
+            out,
+        )
+    body_only = keyword_matched and not (top.guard or top.phrase_in_title)
+    return (
+        Verdict(
             "clarify",
             confidence,
-            "ambiguous",
-            f"Ambiguous: do you mean {_label(a)} or {_label(b)}?",
-        )
-    if confidence < settings.min_confidence and others:
-        second = max(others, key=lambda s: s.score)
-        return Verdict(
-            "clarify",
-            confidence,
-            "ambiguous",
-            f"Ambiguous: do you mean {_label(top)} or {_label(second)}?",
-        )
-    return Verdict("answer", confidence, "strong_match", f"Answer from {top.match.doc.title}.")
+            "no_title_or_keyword_hit" if body_only else "weak",
+            f"I think you mean {_option(top).label} — is that right? "
+            "Ask the user before answering from it.",
+            (_option(top),),
+            evidence,
+        ),
+        out,
+    )
 
 
 def command_verdict(query: str, cm: CommandMatch) -> Verdict:
-    if cm.kind == "exact" and len({d.id for d in cm.docs}) == 1:
+    if cm.kind in ("exact", "completed") and len({d.id for d in cm.docs}) == 1:
+        doc = cm.docs[0]
+        if cm.kind == "completed":
+            return Verdict(
+                "answer",
+                0.9,
+                "completed_command",
+                f"`{query}` completes only to `{doc.command}`, a documented command.",
+                (option_of(doc),),
+            )
         return Verdict(
-            "answer",
-            1.0,
-            "exact_command",
-            f"`{cm.docs[0].command or query}` is a documented command.",
+            "answer", 1.0, "exact_command", f"`{doc.command or query}` is a documented command."
         )
-    if cm.kind in ("exact", "group"):
+    if cm.kind in ("exact", "group", "completed"):
+        options = tuple(option_of(d) for d in cm.docs[:5])
         names = ", ".join(f"`{n}`" for n in cm.suggestions[:5]) or "several commands"
-        return Verdict("clarify", 0.5, "ambiguous", f"`{query}` covers {names}; which one?")
+        return Verdict(
+            "clarify", 0.5, "ambiguous", f"`{query}` covers {names}; which one?", options
+        )
     hint = f" Did you mean {', '.join(f'`{s}`' for s in cm.suggestions)}?" if cm.suggestions else ""
     return Verdict(
         "no_match",
-        0.0,
+        1.0,
         "unknown_command",
         f"No command `{query}` exists; do not present it as one.{hint}",
     )
@@ -139,36 +399,31 @@ def multi_intent_verdict(titles: Sequence[str], confidence: float) -> Verdict:
     )
 
 
-def semantic_verdict(
-    verdict: Verdict, scored: Sequence[Scored], cosines: Mapping[str, float], settings: Settings
-) -> Verdict:
-    """The verdict with the vector evidence added.
-
-    A keyword ``answer`` stands; its confidence averages the keyword lead with the cosine
-    lead of the top document. A top hit that keyword evidence alone cannot answer (weak,
-    too few terms, nothing in a title) becomes an ``answer`` only when its cosine clears
-    ``min_vector_score`` and leads the next document by ``min_vector_margin``. An
-    ambiguous or empty query is never turned into an answer by cosine.
-    """
-    if not scored:
-        return verdict
-    top = scored[0]
-    c1 = cosines.get(top.match.chunk_id, 0.0)
-    c2 = max(
-        (cosines.get(s.match.chunk_id, 0.0) for s in scored if s.match.doc_id != top.match.doc_id),
-        default=0.0,
+def model_from_settings(settings: Settings, mode: str) -> VerdictModel:
+    """The verdict model for ``mode`` (keyword, or else the hybrid one) from settings."""
+    if mode == "keyword":
+        scope, answer = settings.verdict_scope_keyword, settings.verdict_answer_keyword
+        names = ("verdict_scope_keyword", "verdict_answer_keyword")
+    else:
+        scope, answer = settings.verdict_scope_hybrid, settings.verdict_answer_hybrid
+        names = ("verdict_scope_hybrid", "verdict_answer_hybrid")
+    return VerdictModel(
+        scope=Logistic.parse(scope, names[0]),
+        answer=Logistic.parse(answer, names[1]),
+        option_lead=settings.option_lead,
     )
-    lead = round(max(0.0, (c1 - c2) / c1), 4) if c1 > 0 else 0.0
-    if verdict.kind == "answer":
-        return replace(verdict, confidence=round((verdict.confidence + lead) / 2, 4))
-    upgradable = ("weak", "few_matched_terms", "no_title_or_keyword_hit", "no_hits")
-    if verdict.reason in upgradable and (
-        c1 >= settings.min_vector_score and c1 - c2 >= settings.min_vector_margin
-    ):
-        return Verdict(
-            "answer",
-            round(c1 - c2, 4),
-            "semantic_match",
-            f"Answer from {top.match.doc.title} (matched by meaning; check it fits).",
-        )
-    return verdict
+
+
+__all__ = [
+    "FEATURES",
+    "ClauseStat",
+    "Logistic",
+    "Scored",
+    "Signals",
+    "VerdictModel",
+    "command_verdict",
+    "decide",
+    "measure",
+    "model_from_settings",
+    "multi_intent_verdict",
+]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from typing import Any, NoReturn
 
 import click
@@ -22,7 +23,9 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except GroundKBError as exc:
-            click.echo(f"error [{exc.code}]: {exc.message}", err=True)
+            from .errors import cli_line
+
+            click.echo(cli_line(exc), err=True)
             ctx.exit(EXIT_ERROR)
 
 
@@ -105,16 +108,87 @@ class _Progress:
             self.bar = None
 
 
+class _CrawlProgress:
+    """Crawl progress on stderr: a status line on a terminal, else a line every 10 s."""
+
+    def __init__(self, quiet: bool, label: str, every: float = 10.0) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.label = label
+        self.every = every if not self.tty else 0.1
+        self.last = 0.0
+        self.line = ""
+
+    def __call__(self, status: Any) -> None:
+        self.line = (
+            f"crawling {self.label}: {status.fetched} fetched, {status.queued} queued,"
+            f" {status.failed} failed, {status.skipped} skipped"
+        )
+        now = time.monotonic()
+        if self.quiet or now - self.last < self.every:
+            return
+        self.last = now
+        if self.tty:
+            click.echo("\r" + _cut_line(self.line + f"  {status.url}"), nl=False, err=True)
+        else:
+            click.echo(self.line, err=True)
+
+    def close(self) -> None:
+        if not self.quiet and self.line:
+            click.echo(("\r\033[K" if self.tty else "") + self.line, err=True)
+
+
+def _cut_line(text: str) -> str:
+    import shutil
+
+    width = shutil.get_terminal_size((100, 20)).columns - 1
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _crawl_flags(f: Any) -> Any:
+    f = click.option(
+        "--concurrency", type=click.IntRange(1, 32), help="Requests in flight per host."
+    )(f)
+    f = click.option(
+        "--rate", type=click.FloatRange(min=0.001), help="Requests per second per host."
+    )(f)
+    f = click.option("--max-depth", type=click.IntRange(0), help="Most links followed from URL.")(f)
+    f = click.option("--max-pages", type=click.IntRange(1), help="Most URLs visited.")(f)
+    f = click.option(
+        "--allow-network",
+        "allow_networks",
+        multiple=True,
+        help="Network (CIDR) that may be fetched although not public, e.g. 127.0.0.1/32.",
+    )(f)
+    f = click.option(
+        "--allow",
+        multiple=True,
+        help="URL prefix to crawl (repeatable; default: the URL's folder).",
+    )(f)
+    return f
+
+
+def _crawl_table(**flags: Any) -> dict[str, Any]:
+    return {
+        k: (list(v) if isinstance(v, tuple) else v)
+        for k, v in flags.items()
+        if v is not None and v != ()
+    }
+
+
 @cli.command()
-@click.argument("path", type=click.Path(exists=True), required=False)
+@click.argument("path", required=False)
 @click.option("--source", "-s", required=True, help="Source name; the source becomes this path.")
 @click.option(
     "--loader",
-    type=click.Choice(["markdown", "tldr", "openapi", "catalog", "entries", "records"]),
+    type=click.Choice(
+        ["markdown", "tldr", "openapi", "catalog", "entries", "records", "html", "pdf", "docx"]
+    ),
     help="Read every file with this loader instead of choosing by content.",
 )
 @click.option("--python", "target", help="Ingest a Python CLI instead: 'module:object'.")
 @click.option("--program", help="Program name for --python (default: from the CLI).")
+@_crawl_flags
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
@@ -125,28 +199,55 @@ def ingest(
     loader: str | None,
     target: str | None,
     program: str | None,
+    allow: tuple[str, ...],
+    allow_networks: tuple[str, ...],
+    max_pages: int | None,
+    max_depth: int | None,
+    rate: float | None,
+    concurrency: int | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Ingest docs, entries, OpenAPI specs and command catalogs under PATH into a source.
+    """Ingest docs, entries, OpenAPI specs, command catalogs, HTML, PDF and Word files
+    under PATH into a source, or crawl a website from a URL (a page or a sitemap).
 
-    Re-ingesting is incremental: unchanged files are skipped, changed chunks rewritten,
-    and documents whose files disappeared are deleted. Exits 1 if any file failed.
-    With --python module:object, the commands of a click, typer or argparse program.
+    Re-ingesting is incremental: unchanged files (and pages) are skipped, changed chunks
+    rewritten, and documents whose files disappeared are deleted. Exits 1 if any file
+    failed. With --python module:object, the commands of a click, typer or argparse
+    program.
     """
+    from ..ingest.web import crawl_options, is_url
     from .render import report_text, to_json
 
     if bool(path) == bool(target):
         raise click.UsageError("give PATH or --python module:object (one of them)")
     with _kb(ctx) as kb:
         progress = _Progress(quiet)
+        crawl_progress = _CrawlProgress(quiet, source)
         try:
             if target:
                 report = kb.ingest_python_cli(target, source, program=program)
+            elif is_url(path):
+                if loader:
+                    raise click.UsageError("--loader applies to files, not to a URL")
+                flags = _crawl_table(
+                    allow=allow,
+                    allow_networks=allow_networks,
+                    max_pages=max_pages,
+                    max_depth=max_depth,
+                    rate=rate,
+                    concurrency=concurrency,
+                )
+                opts = crawl_options(kb.settings, flags, "flags")
+                report = kb.ingest_url(str(path), source, options=opts, progress=crawl_progress)
             else:
+                crawl_flags = (allow, allow_networks, max_pages, max_depth, rate, concurrency)
+                if any(f not in (None, ()) for f in crawl_flags):
+                    raise click.UsageError("crawl options apply to a URL, not to files")
                 report = kb.ingest(path, source, progress=progress, loader=loader)
         finally:
             progress.close()
+            crawl_progress.close()
     click.echo(to_json(report) if as_json else report_text(report))
     if report.errors:
         sys.exit(EXIT_FAILED)
@@ -162,16 +263,48 @@ def sync(ctx: click.Context, as_json: bool, quiet: bool) -> None:
 
     with _kb(ctx) as kb:
         progress = _Progress(quiet)
+        crawl_progress = _CrawlProgress(quiet, "url sources")
         try:
-            reports = kb.sync(progress=progress)
+            reports = kb.sync(progress=progress, crawl_progress=crawl_progress)
         finally:
             progress.close()
+            crawl_progress.close()
     if as_json:
         click.echo(to_json(reports))
     else:
         for r in reports:
             click.echo(report_text(r))
     if any(r.errors for r in reports):
+        sys.exit(EXIT_FAILED)
+
+
+@cli.command()
+@click.argument("url")
+@click.option("--source", "-s", help="Source to add the page to when it is not indexed yet.")
+@click.option(
+    "--allow-network",
+    "allow_networks",
+    multiple=True,
+    help="Network (CIDR) that may be fetched although not public, e.g. 127.0.0.1/32.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def refresh(
+    ctx: click.Context, url: str, source: str | None, allow_networks: tuple[str, ...], as_json: bool
+) -> None:
+    """Fetch one web page again now: update, insert or delete its documents (conditional
+    request; unchanged pages are not re-chunked). Exits 1 if the fetch failed."""
+    from ..ingest.web import crawl_options
+    from .render import report_text, to_json
+
+    with _kb(ctx) as kb:
+        options = None
+        if allow_networks:
+            table = {"allow_networks": list(allow_networks)}
+            options = crawl_options(kb.settings, table, "flags")
+        report = kb.refresh_url(url, source=source, options=options)
+    click.echo(to_json(report) if as_json else report_text(report))
+    if report.errors:
         sys.exit(EXIT_FAILED)
 
 
@@ -222,12 +355,21 @@ def validate(ctx: click.Context, source: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the command as JSON.")
 @click.pass_context
 def command_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
-    """Print a CLI command by exact name or alias; anything else: not found + did-you-mean."""
+    """Print a CLI command by exact name or alias; anything else: not found + did-you-mean.
+
+    With --json a command that does not exist prints {"found": false, "suggestions": [...]}
+    (exit 1) rather than an error.
+    """
     from .render import document_text, to_json
 
     with _kb(ctx) as kb:
-        doc = kb.get_command(name)
-    click.echo(to_json(doc) if as_json else document_text(doc))
+        if not as_json:
+            click.echo(document_text(kb.get_command(name)))
+            return
+        found = kb.lookup_command(name)
+    click.echo(to_json(found))
+    if not found.found:
+        sys.exit(EXIT_FAILED)
 
 
 @cli.command("commands")
@@ -251,18 +393,21 @@ def commands_cmd(ctx: click.Context, category: str | None, limit: int, offset: i
 @click.pass_context
 def endpoint(ctx: click.Context, path: str, method: str | None, as_json: bool) -> None:
     """Look up an API operation by path: exact, template (/users/123) or without version."""
-    from .render import document_text, to_json
+    from .render import document_text, to_data, to_json
 
     with _kb(ctx) as kb:
         found = kb.get_api_endpoint(path, method)
         if as_json:
-            click.echo(to_json(found))
+            click.echo(to_json({**to_data(found), "found": found.found}))
+            if not found.found:
+                sys.exit(EXIT_FAILED)
             return
         if not found.endpoints:
             others = (
                 f" (this path has {', '.join(found.other_methods)})" if found.other_methods else ""
             )
-            _fail(f"no endpoint {found.method} {found.path}{others}".replace("  ", " "))
+            did = "; did you mean " + ", ".join(found.suggestions) if found.suggestions else ""
+            _fail(f"no endpoint {found.method} {found.path}{others}{did}".replace("  ", " "))
         click.echo(f"match: {found.match}")
         if len(found.endpoints) == 1:
             click.echo(document_text(kb.get(found.endpoints[0].doc_id)))
@@ -302,6 +447,11 @@ def endpoints(ctx: click.Context, resource: str, operation: str | None, as_json:
 @click.option("--category", "-c", help="Only these categories (comma-separated).")
 @click.option("--source", "-s", help="Only these sources (comma-separated).")
 @click.option("--limit", "-n", type=click.IntRange(1, 100), help="Most hits to show.")
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "keyword", "vector", "hybrid"]),
+    help="Retrieval mode for this search (default: the `retrieval` setting).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.pass_context
 def search(
@@ -311,14 +461,95 @@ def search(
     category: str | None,
     source: str | None,
     limit: int | None,
+    mode: str | None,
     as_json: bool,
 ) -> None:
     """Search the knowledge base; prints the verdict and the hits with evidence."""
     from .render import search_text, to_json
 
     with _kb(ctx) as kb:
-        result = kb.search(query, type=type_, category=category, source=source, limit=limit)
+        result = kb.search(
+            query, type=type_, category=category, source=source, limit=limit, mode=mode
+        )
     click.echo(to_json(result) if as_json else search_text(result))
+
+
+@cli.command()
+@click.argument("question")
+@click.option("--template", "-t", help="Prompt template id (see `groundkb templates`).")
+@click.option(
+    "--grounding",
+    "-g",
+    type=click.Choice(["strict", "moderate", "flexible"]),
+    help="How strictly the model must stay inside the knowledge.",
+)
+@click.option(
+    "--budget",
+    "-b",
+    help="Context tokens: a total (3000) or per part (knowledge=2000,messages=300).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["yaml", "json", "markdown"]), help="Knowledge format."
+)
+@click.option("--state", help="UI/application state to include: JSON or YAML text, or @FILE.")
+@click.option("--messages", help="Recent messages: a JSON/YAML list of {role, content}, or @FILE.")
+@click.option("--instructions", default="", help="Extra instructions for the model.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole build as JSON.")
+@click.pass_context
+def prompt(
+    ctx: click.Context,
+    question: str,
+    template: str | None,
+    grounding: str | None,
+    budget: str | None,
+    fmt: str | None,
+    state: str | None,
+    messages: str | None,
+    instructions: str,
+    as_json: bool,
+) -> None:
+    """Build a knowledge-aware prompt for QUESTION: the system and user prompt with the
+    knowledge found for it, within a token budget. The audit line (template, tokens,
+    ids included and dropped) goes to stderr; --json prints everything."""
+    from ..answer import parse_budget
+    from .prompt_text import prompt_audit, read_structured
+    from .render import to_json
+
+    with _kb(ctx) as kb:
+        built = kb.build_prompt(
+            question,
+            template=template,
+            grounding=grounding,
+            format=fmt,
+            budget=parse_budget(budget) if budget else None,
+            state=read_structured(state, "--state") if state else None,
+            messages=read_structured(messages, "--messages") if messages else (),
+            instructions=instructions,
+        )
+    if as_json:
+        click.echo(to_json(built))
+        return
+    click.echo(f"=== system ===\n{built.system}\n\n=== user ===\n{built.user}")
+    click.echo(prompt_audit(built), err=True)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def templates(ctx: click.Context, as_json: bool) -> None:
+    """List the prompt templates: built-ins and the `prompt_templates` folder."""
+    from ..answer import load_registry
+    from .render import to_json
+
+    registry = load_registry(_settings(ctx).prompt_templates)
+    if as_json:
+        click.echo(to_json({"templates": registry.list(), "problems": registry.problems}))
+        return
+    for t in registry.list():
+        broken = f"  [does not compile: {t.error}]" if t.error else ""
+        click.echo(f"{t.id}\t{t.version}\t{t.name}\t{t.origin}{broken}")
+    for problem in registry.problems.values():
+        click.echo(f"skipped: {problem}", err=True)
 
 
 @cli.command()
@@ -339,11 +570,37 @@ def get(ctx: click.Context, doc_id: str, as_json: bool) -> None:
 @click.pass_context
 def sources(ctx: click.Context, as_json: bool) -> None:
     """List sources with their document and chunk counts."""
-    from .render import sources_text, to_json
+    from .render import sources_text, to_data, to_json
 
     with _kb(ctx) as kb:
         infos = kb.sources()
-    click.echo(to_json(infos) if as_json else sources_text(infos))
+        off = kb.disabled_sources()
+    if as_json:
+        click.echo(to_json([{**to_data(i), "enabled": i.source.name not in off} for i in infos]))
+        return
+    click.echo(sources_text(infos))
+    if off:
+        click.echo(f"disabled (left out of searches): {', '.join(sorted(off))}")
+
+
+@cli.command()
+@click.argument("source")
+@click.pass_context
+def disable(ctx: click.Context, source: str) -> None:
+    """Leave SOURCE out of searches, look-ups and listings (its index is kept)."""
+    with _kb(ctx) as kb:
+        changed = kb.set_source_enabled(source, False)
+    click.echo(f"source {source} disabled" + ("" if changed else " (it already was)"))
+
+
+@cli.command()
+@click.argument("source")
+@click.pass_context
+def enable(ctx: click.Context, source: str) -> None:
+    """Let searches, look-ups and listings see SOURCE again."""
+    with _kb(ctx) as kb:
+        changed = kb.set_source_enabled(source, True)
+    click.echo(f"source {source} enabled" + ("" if changed else " (it already was)"))
 
 
 @cli.command()
@@ -382,9 +639,12 @@ def settings_cmd(ctx: click.Context, markdown: bool) -> None:
         click.echo(settings_markdown(), nl=False)
         return
     s = _settings(ctx)
+    from ..settings import SECRET_SETTINGS
     from .render import to_data
 
     for key, value in to_data(s).items():
+        if key in SECRET_SETTINGS:
+            value = "(set, hidden)" if value else ""
         if key != "sources":
             click.echo(f"{key} = {value!r}")
 
@@ -394,30 +654,40 @@ def settings_cmd(ctx: click.Context, markdown: bool) -> None:
 @click.option(
     "--mode",
     type=click.Choice(["keyword", "vector", "hybrid"]),
-    default="keyword",
-    show_default=True,
-    help="Retrieval mode to evaluate.",
+    help="Retrieval mode (default: keyword for retrieval sets, the setting for verdict sets).",
 )
 @click.option("--embedder", help="Embedder for vector/hybrid (default: the `embedder` setting).")
 @click.option("--fusion", type=click.Choice(["rrf", "weighted"]), help="Hybrid fusion.")
 @click.option("--max-queries", type=click.IntRange(1), help="Evaluate only the first N queries.")
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="Verdict sets: a source to ingest (repeatable; default: the folder's groundkb.toml "
+    "or its sub-folders).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def eval_cmd(
     ctx: click.Context,
     dataset: str,
-    mode: str,
+    mode: str | None,
     embedder: str | None,
     fusion: str | None,
     max_queries: int | None,
+    sources: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Evaluate retrieval on a BEIR-format DATASET (corpus.jsonl, queries.jsonl, qrels.tsv).
+    """Evaluate retrieval or verdicts on DATASET.
 
-    Builds a throwaway index and reports nDCG@10, Recall@10/100, MRR@10, hit@1,
-    latency p50/p95, ingest throughput and how the verdicts came out.
+    A BEIR-format folder (corpus.jsonl, queries.jsonl, qrels.tsv): nDCG@10, Recall@10/100,
+    MRR@10, hit@1, latency and how the verdicts came out. A verdict set (sources and
+    labelled questions with `expect`, or API questions): verdict accuracy, confusion
+    matrix, false-answer rate, answered-right rate, hit@1/hit@5 and a per-kind breakdown.
     """
     from ..evaluate import evaluate
+    from ..evaluate_verdicts import evaluate_verdicts, is_verdict_set
     from .render import to_data, to_json
 
     settings = _settings(ctx)
@@ -425,24 +695,50 @@ def eval_cmd(
         settings = settings.replace(embedder=embedder)
     if fusion:
         settings = settings.replace(fusion=fusion)
-    report = evaluate(dataset, settings, mode=mode, max_queries=max_queries)
+    report: Any
+    if is_verdict_set(dataset):
+        given = {}
+        for item in sources:
+            name, sep, path = item.partition("=")
+            if not sep or not name.strip() or not path.strip():
+                raise click.BadParameter(f"expected NAME=PATH, got {item!r}", param_hint="--source")
+            given[name.strip()] = path.strip()
+        report = evaluate_verdicts(
+            dataset, settings, mode=mode or settings.retrieval, sources=given or None
+        )
+    else:
+        report = evaluate(dataset, settings, mode=mode or "keyword", max_queries=max_queries)
     if as_json:
         click.echo(to_json(report))
         return
     for key, value in to_data(report).items():
-        click.echo(f"{key:>20}: {value}")
+        if key == "wrong":
+            click.echo(f"{'wrong':>20}: {len(value)} (see --json)")
+        else:
+            click.echo(f"{key:>20}: {value}")
 
 
 @cli.command()
-@click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--http", is_flag=True, help="Serve HTTP: console, REST API, MCP at /mcp, metrics.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
-@click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
+@click.option(
+    "--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="HTTP port."
+)
 @click.pass_context
 def serve(ctx: click.Context, http: bool, host: str, port: int) -> None:
-    """Run the MCP server (stdio by default; --http for streamable HTTP at /mcp)."""
+    """Run the MCP server over stdio, or with --http the web console (/), the REST API
+    (/api, docs at /docs), MCP (/mcp) and Prometheus metrics (/metrics)."""
+    if http:
+        from .startup import bind
+
+        sock = bind(host, port)  # a port in use fails here, before the server's imports
+        from .http import serve_http
+
+        serve_http(_settings(ctx), host=host, sock=sock)
+        return
     from .mcp import run
 
-    run(_settings(ctx), http=http, host=host, port=port)
+    run(_settings(ctx))
 
 
 @cli.command()

@@ -33,6 +33,10 @@ def _cut(text: str, width: int) -> str:
 def search_text(result: SearchResult) -> str:
     v = result.verdict
     lines = [f"verdict: {v.kind} ({v.reason}, confidence {v.confidence:.2f}) — {v.message}"]
+    if v.options:
+        lines.append("options: " + " | ".join(o.label for o in v.options))
+    if v.evidence:
+        lines.append("evidence: " + "; ".join(v.evidence))
     if result.notice:
         lines.append(f"note: {result.notice}")
     if result.corrected_query:

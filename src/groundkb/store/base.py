@@ -29,9 +29,13 @@ Contracts shared by every method:
 - **Identity.** A document id belongs to one source. A chunk id is
   ``f"{doc_id}#{index}"``; indexes of a document are ``0..n-1``.
 - **Filters.** A :class:`~groundkb.models.Filters` restricts by sets of document
-  types, categories and sources (empty set: any). Stores apply them inside their
-  queries — a chunk outside the filters is never read, counted or returned — because
-  access control restricts searches to the sources a caller may read.
+  types, categories and sources (empty set: any). Every method that reads documents,
+  chunks or terms for a caller takes one — searches, listings, counts, batched reads,
+  similar terms — and applies it inside its queries: a chunk outside the filters is
+  never read, counted or returned. This is how a read sees only the sources it may
+  (disabled sources, and access control: :mod:`groundkb.ops.visible` narrows
+  ``sources`` for every read). Statistics (``term_stats``, the counts of
+  ``similar_terms``, ``stats``, ``sources``) describe the whole index.
 - **Analyzed text.** Stores index the five analyzed fields of a chunk
   (:data:`FIELDS`, from :func:`groundkb.analyze.text.analyzed_fields`: lower-case
   tokens joined by single spaces) and nothing else; terms are those tokens, compared
@@ -40,6 +44,7 @@ Contracts shared by every method:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -47,6 +52,13 @@ from typing import Literal, Protocol
 from ..models import Chunk, Document, Filters, Source, SourceInfo, Stats
 
 FIELDS: tuple[str, ...] = ("title", "aliases", "keywords", "header", "body")
+
+# Meta keys a store keeps for itself: set_meta refuses them.
+RESERVED_META: frozenset[str] = frozenset(
+    {"schema_version", "tokenizer", "created_at", "kb_id", "embedder", "embedder_dimension"}
+)
+# The application value naming the disabled sources (a JSON list; ops/visible.py).
+DISABLED_SOURCES_KEY = "disabled_sources"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +135,8 @@ class TermStats:
 @dataclass(frozen=True, slots=True)
 class SimilarTerm:
     term: str
-    edits: int  # Levenshtein distance (insertions, deletions, substitutions)
-    chunks: int  # chunks containing the term
+    edits: int  # optimal string alignment distance (a swap of neighbours is one edit)
+    chunks: int  # chunks of the whole index containing the term
 
 
 def embedding_text(title: str, header_path: str, text: str) -> str:
@@ -163,6 +175,19 @@ class Store(Protocol):
     def stats(self) -> Stats:
         """Counts (documents by type, chunks, sources), schema version, location and
         storage size in bytes as the backend measures it."""
+        ...
+
+    # ------------------------------------------------------------------- meta
+    def get_meta(self, key: str) -> str | None:
+        """The value stored under ``key`` (an application value, or one of the store's
+        own :data:`RESERVED_META`), None when there is none."""
+        ...
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        """Store an application value under ``key`` (None removes it), in one
+        transaction: every later read, in any process, sees it, and the change token
+        changes (caches keyed on it rebuild). Idempotent. InvalidInput for a key of
+        :data:`RESERVED_META` or a blank one."""
         ...
 
     # ---------------------------------------------------------------- sources
@@ -205,14 +230,15 @@ class Store(Protocol):
         Idempotent; unknown ids are ignored."""
         ...
 
-    def documents(self, doc_ids: Sequence[str]) -> list[Document]:
-        """The documents with these ids, in the order given; unknown ids are skipped,
-        a repeated id appears once."""
+    def documents(self, doc_ids: Sequence[str], filters: Filters = Filters()) -> list[Document]:
+        """The documents with these ids that the filters allow, in the order given;
+        unknown ids are skipped, a repeated id appears once."""
         ...
 
-    def chunks(self, doc_ids: Sequence[str]) -> list[Chunk]:
-        """Every chunk of these documents, grouped by document in the order given, each
-        document's chunks by index; unknown ids contribute nothing."""
+    def chunks(self, doc_ids: Sequence[str], filters: Filters = Filters()) -> list[Chunk]:
+        """Every chunk of these documents that the filters allow, grouped by document in
+        the order given, each document's chunks by index; unknown ids contribute
+        nothing."""
         ...
 
     def list_documents(
@@ -237,9 +263,12 @@ class Store(Protocol):
         """
         ...
 
-    def chunk_matches(self, chunk_ids: Sequence[str]) -> list[KeywordMatch]:
-        """Chunks by id with their analyzed fields and document (score 0), in the order
-        given; unknown ids are skipped. For vector hits and named API operations."""
+    def chunk_matches(
+        self, chunk_ids: Sequence[str], filters: Filters = Filters()
+    ) -> list[KeywordMatch]:
+        """Chunks by id that the filters allow, with their analyzed fields and document
+        (score 0), in the order given; unknown ids are skipped. For vector hits and
+        named API operations."""
         ...
 
     def term_stats(self, terms: Collection[str]) -> TermStats:
@@ -247,10 +276,14 @@ class Store(Protocol):
         chunks whose fields contain it. Exact as of the call; one round trip."""
         ...
 
-    def similar_terms(self, word: str, max_edits: int) -> list[SimilarTerm]:
-        """Every indexed term within ``max_edits`` Levenshtein edits of ``word`` (the
-        vocabulary for typo correction and did-you-mean), nearest first, then by term.
-        A backend may serve it from a vocabulary cached per change token."""
+    def similar_terms(
+        self, word: str, max_edits: int, filters: Filters = Filters()
+    ) -> list[SimilarTerm]:
+        """Every term of a chunk the filters allow within ``max_edits`` edits of
+        ``word`` (the vocabulary for typo correction and did-you-mean), nearest first,
+        then by term. Edits are optimal string alignment: insertions, deletions,
+        substitutions and swaps of two neighbouring letters count one each. A backend
+        may serve it from a vocabulary cached per change token."""
         ...
 
     # ------------------------------------------------------------ vector side
@@ -293,3 +326,18 @@ class Store(Protocol):
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, bytes]:
         """The current vectors (float32 bytes) of the given chunks that have one."""
         ...
+
+
+def read_disabled(store: Store) -> frozenset[str]:
+    """The disabled sources recorded in ``store`` (a malformed value disables nothing)."""
+    raw = store.get_meta(DISABLED_SOURCES_KEY)
+    try:
+        names = json.loads(raw) if raw else []
+    except ValueError:
+        return frozenset()
+    return frozenset(str(n) for n in names) if isinstance(names, list) else frozenset()
+
+
+def write_disabled(store: Store, names: Collection[str]) -> None:
+    """Record the disabled sources (none: the value is removed)."""
+    store.set_meta(DISABLED_SOURCES_KEY, json.dumps(sorted(names)) if names else None)

@@ -4,8 +4,9 @@ Only the :class:`~groundkb.store.base.Store` protocol is used, so any two backen
 work. For every source of the origin, the target's source becomes equal to it:
 documents are written with their chunks (unchanged ones are left alone, as in a
 re-ingest), documents the origin's source no longer has are deleted, and the stored
-vectors are copied as they are, with the embedder's name and dimension. Sources the
-target has and the origin does not are left alone.
+vectors are copied as they are, with the embedder's name and dimension, and so is
+whether each source is disabled. Sources the target has and the origin does not are
+left alone.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidInput
 from ..models import Chunk, Filters
-from .base import Store
+from .base import Store, read_disabled, write_disabled
 
 BATCH = 200
 
@@ -76,6 +77,11 @@ def copy_store(
                 progress(done, total, ids[-1])
         stale = [d for d in target.doc_states(name) if d not in copied]
         deleted += target.delete_documents(stale)
+    names = {i.source.name for i in infos}
+    was = read_disabled(target)
+    now = (was - names) | (read_disabled(origin) & names)
+    if now != was:
+        write_disabled(target, now)
     return CopyReport(
         len(infos), documents, chunks, vectors, deleted, round(time.perf_counter() - started, 2)
     )

@@ -22,6 +22,7 @@ from .pg_text import tsvector
 from .rows import DOC_COLUMNS, analyzed, doc_row
 
 Cursor = psycopg.Cursor[Any]
+HNSW_MAX_DIMENSION = 2000  # pgvector's HNSW limit for vector(n)
 
 
 def clean(value: Any) -> Any:
@@ -126,3 +127,27 @@ def write_document(cur: Cursor, doc: Document, chunks: Sequence[Chunk]) -> Write
         return WriteResult("unchanged", 0, 0)
     status: Literal["inserted", "updated"] = "updated" if old else "inserted"
     return WriteResult(status, len(changed), len(stale))
+
+
+def set_embedder(cur: Cursor, schema: str, name: str, dimension: int) -> None:
+    """Record the embedder; another one (or dimension) drops every vector and rebuilds the
+    HNSW index for the new dimension. Serialized by an advisory lock per schema."""
+    cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"groundkb {schema}",))
+    meta = dict(cur.execute(
+        "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedder_dimension')"
+    ).fetchall())  # fmt: skip
+    if meta.get("embedder") == name and meta.get("embedder_dimension") == str(dimension):
+        return
+    cur.execute("DROP INDEX IF EXISTS chunks_embedding")
+    cur.execute("UPDATE chunks SET embedding = NULL WHERE embedding IS NOT NULL")
+    cur.execute(
+        f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({dimension})"
+        f" USING NULL::vector({dimension})"
+    )
+    if dimension <= HNSW_MAX_DIMENSION:
+        cur.execute("CREATE INDEX chunks_embedding ON chunks USING hnsw (embedding vector_ip_ops)")
+    cur.execute(
+        "INSERT INTO meta(key, value) VALUES ('embedder', %s), ('embedder_dimension', %s)"
+        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (name, str(dimension)),
+    )

@@ -47,14 +47,16 @@ from .base import (
     embedding_text,
 )
 from .pg_connect import Connections, connect, map_error, parse_url
+from .pg_query import MATCH, SUMMARY, chunk_keys, filters_sql, match_row
 from .pg_schema import MIGRATIONS, SCHEMA_VERSION, Migrator, schema_version, search_path
 from .pg_schema import vector_extension as _vector_extension
 from .pg_text import POOL_FACTOR, indexable, order_sql, tsquery
-from .pg_write import clean, drop_chunks, write_document
+from .pg_write import clean, drop_chunks, set_embedder, write_document
 from .rows import (
     DOC_COLUMNS,
     Fts5Scorer,
     check_chunks,
+    check_meta_key,
     document,
     fts5_idf,
     now,
@@ -64,48 +66,6 @@ from .rows import (
 
 Conn = psycopg.Connection[Any]
 EF_SEARCH = 100  # HNSW candidate list per query: at least the usual k (50)
-HNSW_MAX_DIMENSION = 2000
-
-_SUMMARY = (
-    "d.id, d.source, d.type, d.category, d.title, d.summary, d.keywords, d.aliases,"
-    " d.command, d.uri, d.origin, d.operation_kind"
-)
-_MATCH = (
-    "c.doc_id, c.idx, c.header_path, c.text, c.chunk_hash, c.fields, d.content_hash, " + _SUMMARY
-)
-
-
-def _filters(filters: Filters, alias: str) -> tuple[str, list[Any]]:
-    parts, args = [], []
-    for column, values in (
-        ("type", filters.types),
-        ("category", filters.categories),
-        ("source", filters.sources),
-    ):
-        if values:
-            parts.append(f" AND {alias}.{column} = ANY(%s)")
-            args.append(list(values))
-    return "".join(parts), args
-
-
-def _match(r: Sequence[Any], score: float) -> KeywordMatch:
-    return KeywordMatch(
-        chunk_id=f"{r[0]}#{r[1]}",
-        doc_id=r[0],
-        index=r[1],
-        score=score,
-        fields=dict(zip(FIELDS, r[5], strict=True)),
-        text=r[3],
-        header_path=r[2],
-        chunk_hash=r[4],
-        doc=summary(r[7:]),
-        content_hash=r[6],
-    )
-
-
-def _keys(chunk_ids: Sequence[str]) -> tuple[list[str], list[int]]:
-    pairs = list(dict.fromkeys(chunk_key(c) for c in chunk_ids))
-    return [d for d, _ in pairs], [i for _, i in pairs]
 
 
 class PostgresStore:
@@ -192,6 +152,23 @@ class PostgresStore:
             "SELECT s.version, m.value FROM state s, meta m WHERE m.key = 'kb_id' AND s.id = 1"
         )
         return f"{rows[0][1]}.{rows[0][0]}"
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._read("SELECT value FROM meta WHERE key = %s", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        check_meta_key(key)
+        if value is None:
+            self._write(lambda cur: cur.execute("DELETE FROM meta WHERE key = %s", (key,)))
+        else:
+            self._write(
+                lambda cur: cur.execute(
+                    "INSERT INTO meta(key, value) VALUES (%s, %s)"
+                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, clean(value)),
+                )
+            )
 
     def stats(self) -> Stats:
         by_type = dict(self._read("SELECT type, count(*) FROM documents GROUP BY type"))
@@ -284,19 +261,23 @@ class PostgresStore:
 
         return int(self._write(run))
 
-    def documents(self, doc_ids: Sequence[str]) -> list[Document]:
+    def documents(self, doc_ids: Sequence[str], filters: Filters = Filters()) -> list[Document]:
         ids = list(dict.fromkeys(doc_ids))
+        where, args = filters_sql(filters, "d")
         rows = self._read(
-            f"SELECT {', '.join(DOC_COLUMNS)} FROM documents WHERE id = ANY(%s)", (ids,)
+            f"SELECT {', '.join(DOC_COLUMNS)} FROM documents d WHERE id = ANY(%s){where}",
+            [ids, *args],
         )
         found = {r[0]: document(r) for r in rows}
         return [found[i] for i in ids if i in found]
 
-    def chunks(self, doc_ids: Sequence[str]) -> list[Chunk]:
+    def chunks(self, doc_ids: Sequence[str], filters: Filters = Filters()) -> list[Chunk]:
         ids = list(dict.fromkeys(doc_ids))
+        where, args = filters_sql(filters, "c")
         rows = self._read(
-            "SELECT doc_id, idx, text, header_path, chunk_hash FROM chunks WHERE doc_id = ANY(%s)",
-            (ids,),
+            "SELECT doc_id, idx, text, header_path, chunk_hash FROM chunks c"
+            f" WHERE doc_id = ANY(%s){where}",
+            [ids, *args],
         )
         order = {d: i for i, d in enumerate(ids)}
         rows.sort(key=lambda r: (order[r[0]], r[1]))
@@ -305,16 +286,15 @@ class PostgresStore:
     def list_documents(
         self, filters: Filters, limit: int = 100, offset: int = 0
     ) -> list[DocSummary]:
-        where, args = _filters(filters, "d")
+        where, args = filters_sql(filters, "d")
         rows = self._read(
-            f"SELECT {_SUMMARY} FROM documents d WHERE true{where} ORDER BY d.id"
-            " LIMIT %s OFFSET %s",
+            f"SELECT {SUMMARY} FROM documents d WHERE true{where} ORDER BY d.id LIMIT %s OFFSET %s",
             [*args, limit, offset],
         )
         return [summary(r) for r in rows]
 
     def count_documents(self, filters: Filters) -> int:
-        where, args = _filters(filters, "d")
+        where, args = filters_sql(filters, "d")
         return int(self._read(f"SELECT count(*) FROM documents d WHERE true{where}", args)[0][0])
 
     # -------------------------------------------------------------------- keyword
@@ -341,7 +321,7 @@ class PostgresStore:
             stats = self._term_rows(conn, {t for p in phrases for t in p})
             idf = {p: fts5_idf(stats.chunks, min(stats.df[t] for t in p)) for p in phrases}
             order, order_args = order_sql(phrases, idf, query.weights, stats.avg_length)
-            where, args = _filters(query.filters, "c")
+            where, args = filters_sql(query.filters, "c")
             rows = conn.execute(
                 f"SELECT c.id, c.fields FROM chunks c WHERE c.tsv @@ %s::tsquery{where}"
                 f" ORDER BY {order} DESC LIMIT %s",
@@ -354,32 +334,49 @@ class PostgresStore:
         scores = {r[0]: scorer.score(dict(zip(FIELDS, r[1], strict=True))) for r in rows}
         best = sorted(scores, key=lambda i: (-scores[i], i))[: query.limit]
         found = self._read(
-            f"SELECT {_MATCH}, c.id FROM chunks c JOIN documents d ON d.id = c.doc_id"
+            f"SELECT {MATCH}, c.id FROM chunks c JOIN documents d ON d.id = c.doc_id"
             " WHERE c.id = ANY(%s)",
             (best,),
         )
         # Best first; equal scores in the order the chunks were written, as in SQLite.
         found.sort(key=lambda r: (-scores[r[-1]], r[-1]))
-        return [_match(r, scores[r[-1]]) for r in found]
+        return [match_row(r, scores[r[-1]]) for r in found]
 
-    def chunk_matches(self, chunk_ids: Sequence[str]) -> list[KeywordMatch]:
-        docs, idxs = _keys(chunk_ids)
+    def chunk_matches(
+        self, chunk_ids: Sequence[str], filters: Filters = Filters()
+    ) -> list[KeywordMatch]:
+        docs, idxs = chunk_keys(chunk_ids)
+        where, args = filters_sql(filters, "c")
         rows = self._read(
-            f"SELECT {_MATCH}, k.n FROM unnest(%s::text[], %s::int[]) WITH ORDINALITY k(d, i, n)"
+            f"SELECT {MATCH}, k.n FROM unnest(%s::text[], %s::int[]) WITH ORDINALITY k(d, i, n)"
             " JOIN chunks c ON c.doc_id = k.d AND c.idx = k.i JOIN documents d ON d.id = c.doc_id"
-            " ORDER BY k.n",
-            (docs, idxs),
+            f" WHERE true{where} ORDER BY k.n",
+            [docs, idxs, *args],
         )
-        return [_match(r, 0.0) for r in rows]
+        return [match_row(r, 0.0) for r in rows]
 
-    def similar_terms(self, word: str, max_edits: int) -> list[SimilarTerm]:
+    def similar_terms(
+        self, word: str, max_edits: int, filters: Filters = Filters()
+    ) -> list[SimilarTerm]:
         token = self.change_token()
         with self._vocab_lock:
             if self._vocab is None or self._vocab[0] != token:
                 rows = self._read("SELECT term, df FROM terms WHERE df > 0 ORDER BY term")
                 self._vocab = (token, [r[0] for r in rows], dict(rows))
             _, terms, df = self._vocab
-        return similar(word, max_edits, terms, df)
+        found = similar(word, max_edits, terms, df)
+        where, args = filters_sql(filters, "c")
+        if not where or not found:
+            return found
+        # ``terms`` counts the whole index: a term counts when a chunk the filters allow
+        # contains it.
+        rows = self._read(
+            "SELECT k.t FROM unnest(%s::text[], %s::text[]::tsquery[]) k(t, q) WHERE EXISTS"
+            f" (SELECT 1 FROM chunks c WHERE c.tsv @@ k.q{where})",
+            [[s.term for s in found], [tsquery([(s.term,)]) for s in found], *args],
+        )
+        present = {r[0] for r in rows}
+        return [s for s in found if s.term in present]
 
     # --------------------------------------------------------------------- vectors
     def embedder(self) -> tuple[str, int] | None:
@@ -396,30 +393,7 @@ class PostgresStore:
         if dimension < 1:
             raise InvalidInput(f"embedder dimension must be positive, got {dimension}")
 
-        def run(cur: psycopg.Cursor[Any]) -> None:
-            cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"groundkb {self.schema}",))
-            meta = dict(cur.execute(
-                "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedder_dimension')"
-            ).fetchall())  # fmt: skip
-            if meta.get("embedder") == name and meta.get("embedder_dimension") == str(dimension):
-                return
-            cur.execute("DROP INDEX IF EXISTS chunks_embedding")
-            cur.execute("UPDATE chunks SET embedding = NULL WHERE embedding IS NOT NULL")
-            cur.execute(
-                f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({dimension})"
-                f" USING NULL::vector({dimension})"
-            )
-            if dimension <= HNSW_MAX_DIMENSION:
-                cur.execute(
-                    "CREATE INDEX chunks_embedding ON chunks USING hnsw (embedding vector_ip_ops)"
-                )
-            cur.execute(
-                "INSERT INTO meta(key, value) VALUES ('embedder', %s), ('embedder_dimension', %s)"
-                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (name, str(dimension)),
-            )
-
-        self._write(run)
+        self._write(lambda cur: set_embedder(cur, self.schema, name, dimension))
 
     def chunks_to_embed(self, limit: int) -> list[tuple[str, str]]:
         rows = self._read(
@@ -457,7 +431,7 @@ class PostgresStore:
         if k <= 0:
             return []
         query = np.frombuffer(vector, dtype=np.float32)
-        where, args = _filters(filters, "c")
+        where, args = filters_sql(filters, "c")
         sql = (
             "SELECT c.doc_id, c.idx, -(c.embedding <#> %s) FROM chunks c"
             f" WHERE c.embedding IS NOT NULL{where} ORDER BY c.embedding <#> %s LIMIT %s"
@@ -476,7 +450,7 @@ class PostgresStore:
         return out
 
     def similarities(self, vector: bytes, chunk_ids: Sequence[str]) -> dict[str, float]:
-        docs, idxs = _keys(chunk_ids)
+        docs, idxs = chunk_keys(chunk_ids)
         rows = self._read(
             "SELECT c.doc_id, c.idx, -(c.embedding <#> %s) FROM unnest(%s::text[], %s::int[])"
             " k(d, i) JOIN chunks c ON c.doc_id = k.d AND c.idx = k.i"
@@ -486,7 +460,7 @@ class PostgresStore:
         return {f"{d}#{i}": float(s) for d, i, s in rows}
 
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, bytes]:
-        docs, idxs = _keys(chunk_ids)
+        docs, idxs = chunk_keys(chunk_ids)
         rows = self._read(
             "SELECT c.doc_id, c.idx, c.embedding FROM unnest(%s::text[], %s::int[]) k(d, i)"
             " JOIN chunks c ON c.doc_id = k.d AND c.idx = k.i WHERE c.embedding IS NOT NULL",

@@ -14,11 +14,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
 from ..analyze.text import analyzed_fields
+from ..errors import InvalidInput
 from ..models import Chunk, Document, Example
-from .base import FIELDS, DocSummary, SimilarTerm
+from .base import FIELDS, RESERVED_META, DocSummary, SimilarTerm
 
 # Columns of the documents table, in the order doc_row() gives and document() reads.
 DOC_COLUMNS: tuple[str, ...] = (
@@ -124,7 +125,6 @@ def analyzed(doc: Document, chunk: Chunk) -> tuple[str, str, str, str, str]:
 
 
 def check_chunks(doc: Document, chunks: Sequence[Chunk]) -> None:
-    from ..errors import InvalidInput
 
     for i, c in enumerate(chunks):
         if c.doc_id != doc.id or c.index != i:
@@ -192,9 +192,16 @@ def fts5_idf(chunks: int, df: int) -> float:
 def similar(
     word: str, max_edits: int, terms: Sequence[str], df: Mapping[str, int]
 ) -> list[SimilarTerm]:
-    """Terms within ``max_edits`` edits of ``word``, nearest first, then in the order of
-    ``terms`` (code-point order): ``Store.similar_terms`` over a loaded vocabulary."""
-    found = process.extract(
-        word, terms, scorer=Levenshtein.distance, score_cutoff=max_edits, limit=None
-    )
+    """Terms within ``max_edits`` edits (optimal string alignment) of ``word``, nearest
+    first, then in the order of ``terms`` (code-point order): ``Store.similar_terms``
+    over a loaded vocabulary."""
+    found = process.extract(word, terms, scorer=OSA.distance, score_cutoff=max_edits, limit=None)
     return [SimilarTerm(t, int(d), df[t]) for t, d, _ in found]
+
+
+def check_meta_key(key: str) -> None:
+    """``Store.set_meta``'s rule: no blank key, none the store keeps for itself."""
+    if not key or not key.strip():
+        raise InvalidInput("a meta key must not be blank")
+    if key in RESERVED_META:
+        raise InvalidInput(f"meta key {key!r} belongs to the store and cannot be set")

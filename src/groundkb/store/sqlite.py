@@ -26,8 +26,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..analyze.text import TOKENIZER_VERSION
-from ..errors import Conflict, IndexMismatch, InvalidInput, StoreError
+from ..errors import Conflict, InvalidInput, StoreError
 from ..models import Chunk, Document, Filters, Source, SourceInfo, Stats
 from . import migrations, sqlite_vectors
 from .base import (
@@ -41,72 +40,40 @@ from .base import (
     WriteResult,
     chunk_key,
 )
-from .rows import DOC_COLUMNS, analyzed, check_chunks, doc_row, document, now, similar, summary
-from .sqlite_schema import MIGRATIONS, SCHEMA_VERSION, Migrator, schema_version
+from .rows import (
+    DOC_COLUMNS,
+    analyzed,
+    check_chunks,
+    check_meta_key,
+    doc_row,
+    document,
+    now,
+    similar,
+    summary,
+)
+from .sqlite_query import (
+    MATCH_COLS,
+    SUMMARY_COLS,
+    Vocabulary,
+    allowed_terms,
+    filter_sql,
+    fts_phrase,
+    match_row,
+    where_clause,
+)
+from .sqlite_schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    Migrator,
+    check_tokenizer,
+    record_tokenizer,
+    schema_version,
+)
 
 if TYPE_CHECKING:
     from .exact import VectorMatrix
 
 log = logging.getLogger(__name__)
-
-
-def _fts_phrase(tokens: tuple[str, ...]) -> str:
-    return '"' + " ".join(t.replace('"', '""') for t in tokens) + '"'
-
-
-def _filter_sql(filters: Filters, alias: str = "d") -> tuple[str, list[Any]]:
-    parts: list[str] = []
-    args: list[Any] = []
-    for column, values in (
-        ("type", filters.types),
-        ("category", filters.categories),
-        ("source", filters.sources),
-    ):
-        if values:
-            parts.append(f"{alias}.{column} IN ({','.join('?' * len(values))})")
-            args.extend(values)
-    return (" AND ".join(parts), args)
-
-
-def _where(filters: Filters) -> tuple[str, list[Any]]:
-    where, args = _filter_sql(filters)
-    return (f" WHERE {where}" if where else ""), args
-
-
-_SUMMARY_COLS = (
-    "d.id, d.source, d.type, d.category, d.title, d.summary, d.keywords, d.aliases,"
-    " d.command, d.uri, d.origin, coalesce(json_extract(d.metadata, '$.operation_kind'), '')"
-)
-_MATCH_COLS = (
-    "c.rowid, c.doc_id, c.idx, c.header_path, c.text, c.chunk_hash,"
-    f" f.title, f.aliases, f.keywords, f.header, f.body, d.content_hash, {_SUMMARY_COLS}"
-)
-
-
-def _match(r: Sequence[Any], score: float) -> KeywordMatch:
-    return KeywordMatch(
-        chunk_id=f"{r[1]}#{r[2]}",
-        doc_id=r[1],
-        index=r[2],
-        score=score,
-        fields=dict(zip(FIELDS, r[6:11], strict=True)),
-        text=r[4],
-        header_path=r[3],
-        chunk_hash=r[5],
-        doc=summary(r[12:]),
-        content_hash=r[11],
-    )
-
-
-class _Vocabulary:
-    """Every term of the FTS5 index with its document frequency, for one change token."""
-
-    def __init__(self, token: str, rows: list[tuple[str, int]], chunks: int, tokens: int):
-        self.token = token
-        self.df = dict(rows)
-        self.terms = [t for t, _ in rows]  # code-point order, as FTS5 keeps them
-        self.chunks = chunks
-        self.avg_length = tokens / chunks if chunks else 1.0
 
 
 class SQLiteStore:
@@ -120,7 +87,7 @@ class SQLiteStore:
         self.location = self.path = str(path)
         self._lock = threading.RLock()
         self._commits = 0
-        self._vocab: _Vocabulary | None = None
+        self._vocab: Vocabulary | None = None
         self._matrix: VectorMatrix | None = None
         self.migrated: tuple[int, int] | None = None  # (before, after) when opening migrated
         if self.path != ":memory:":
@@ -145,10 +112,11 @@ class SQLiteStore:
             self._db.execute("PRAGMA cache_size = -65536")
             if migrate:
                 self.migrated = migrations.migrate(Migrator(self._db, self.path), MIGRATIONS)
-                self._record_tokenizer()
+                with self._tx() as db:
+                    record_tokenizer(db, now())
             else:
                 migrations.check_current(schema_version(self._db), MIGRATIONS, self.path)
-            self._check_tokenizer()
+            check_tokenizer(self._db, self.path)
         except sqlite3.Error as exc:
             self._db.close()
             if "not a database" in str(exc):
@@ -205,22 +173,6 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise StoreError(f"{self.path}: {exc}") from exc
 
-    def _record_tokenizer(self) -> None:
-        with self._tx() as db:
-            db.execute(
-                "INSERT OR IGNORE INTO meta(key, value) VALUES('tokenizer', ?)",
-                (TOKENIZER_VERSION,),
-            )
-            db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('created_at', ?)", (now(),))
-
-    def _check_tokenizer(self) -> None:
-        tok = self._query("SELECT value FROM meta WHERE key='tokenizer'")
-        if tok and tok[0][0] != TOKENIZER_VERSION:
-            raise IndexMismatch(
-                f"{self.path} was built with tokenizer {tok[0][0]!r}, this groundkb uses "
-                f"{TOKENIZER_VERSION!r}: rebuild the index (delete it and ingest again)."
-            )
-
     def change_token(self) -> str:
         with self._lock:
             try:
@@ -232,6 +184,21 @@ class SQLiteStore:
     def _meta(self, *keys: str) -> dict[str, str]:
         marks = ",".join("?" * len(keys))
         return dict(self._query(f"SELECT key, value FROM meta WHERE key IN ({marks})", keys))
+
+    def get_meta(self, key: str) -> str | None:
+        return self._meta(key).get(key)
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        check_meta_key(key)
+        with self._tx() as db:
+            if value is None:
+                db.execute("DELETE FROM meta WHERE key = ?", (key,))
+            else:
+                db.execute(
+                    "INSERT INTO meta(key, value) VALUES(?, ?)"
+                    " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
 
     def stats(self) -> Stats:
         by_type = dict(self._query("SELECT type, count(*) FROM documents GROUP BY type"))
@@ -298,12 +265,13 @@ class SQLiteStore:
         )
         return {r[0]: StoredDoc(*r) for r in rows}
 
-    def _in_batches(self, sql: str, ids: Sequence[Any]) -> list[Any]:
-        """Run ``sql`` (with one ``{marks}`` placeholder list) over ids, 500 at a time."""
+    def _in_batches(self, sql: str, ids: Sequence[Any], args: Sequence[Any] = ()) -> list[Any]:
+        """Run ``sql`` (with one ``{marks}`` placeholder list, then ``args``) over ids,
+        500 at a time."""
         out: list[Any] = []
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
-            out += self._query(sql.format(marks=",".join("?" * len(part))), part)
+            out += self._query(sql.format(marks=",".join("?" * len(part))), [*part, *args])
         return out
 
     def owners(self, doc_ids: Iterable[str]) -> dict[str, str]:
@@ -381,20 +349,28 @@ class SQLiteStore:
                 deleted += cur.rowcount
         return deleted
 
-    def documents(self, doc_ids: Sequence[str]) -> list[Document]:
+    def documents(self, doc_ids: Sequence[str], filters: Filters = Filters()) -> list[Document]:
         ids = list(dict.fromkeys(doc_ids))
         cols = ", ".join(DOC_COLUMNS)
-        rows = self._in_batches(f"SELECT {cols} FROM documents WHERE id IN ({{marks}})", ids)
+        where, args = filter_sql(filters)
+        rows = self._in_batches(
+            f"SELECT {cols} FROM documents d WHERE id IN ({{marks}})"
+            + (f" AND {where}" if where else ""),
+            ids,
+            args,
+        )
         found = {r[0]: document(r) for r in rows}
         return [found[i] for i in ids if i in found]
 
-    def chunks(self, doc_ids: Sequence[str]) -> list[Chunk]:
+    def chunks(self, doc_ids: Sequence[str], filters: Filters = Filters()) -> list[Chunk]:
         ids = list(dict.fromkeys(doc_ids))
-        rows = self._in_batches(
-            "SELECT doc_id, idx, text, header_path, chunk_hash FROM chunks"
-            " WHERE doc_id IN ({marks})",
-            ids,
-        )
+        where, args = filter_sql(filters)
+        sql = "SELECT c.doc_id, c.idx, c.text, c.header_path, c.chunk_hash FROM chunks c"
+        if where:
+            sql += " JOIN documents d ON d.id = c.doc_id WHERE c.doc_id IN ({marks}) AND " + where
+        else:
+            sql += " WHERE c.doc_id IN ({marks})"
+        rows = self._in_batches(sql, ids, args)
         order = {d: i for i, d in enumerate(ids)}
         rows.sort(key=lambda r: (order[r[0]], r[1]))
         return [Chunk(*r) for r in rows]
@@ -402,15 +378,15 @@ class SQLiteStore:
     def list_documents(
         self, filters: Filters, limit: int = 100, offset: int = 0
     ) -> list[DocSummary]:
-        where, args = _where(filters)
+        where, args = where_clause(filters)
         rows = self._query(
-            f"SELECT {_SUMMARY_COLS} FROM documents d{where} ORDER BY d.id LIMIT ? OFFSET ?",
+            f"SELECT {SUMMARY_COLS} FROM documents d{where} ORDER BY d.id LIMIT ? OFFSET ?",
             [*args, limit, offset],
         )
         return [summary(r) for r in rows]
 
     def count_documents(self, filters: Filters) -> int:
-        where, args = _where(filters)
+        where, args = where_clause(filters)
         return int(self._query(f"SELECT count(*) FROM documents d{where}", args)[0][0])
 
     # -------------------------------------------------------------------- keyword
@@ -419,8 +395,8 @@ class SQLiteStore:
         if not phrases or query.limit <= 0:
             return []
         weights = [float(query.weights.get(f, 1.0)) for f in FIELDS]
-        match = " OR ".join(_fts_phrase(p) for p in phrases)
-        where, args = _filter_sql(query.filters)
+        match = " OR ".join(fts_phrase(p) for p in phrases)
+        where, args = filter_sql(query.filters)
         if where:
             sql = (
                 "SELECT f.rowid, -bm25(chunks_fts, ?, ?, ?, ?, ?) AS s FROM chunks_fts f"
@@ -439,48 +415,55 @@ class SQLiteStore:
             scores = {rowid: s for rowid, s in top}
             marks = ",".join("?" * len(scores))
             rows = self._query(
-                f"SELECT {_MATCH_COLS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+                f"SELECT {MATCH_COLS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
                 f" JOIN documents d ON d.id = c.doc_id WHERE c.rowid IN ({marks})",
                 list(scores),
             )
-        out = [_match(r, scores[r[0]]) for r in rows]
+        out = [match_row(r, scores[r[0]]) for r in rows]
         out.sort(key=lambda m: -m.score)
         return out
 
-    def chunk_matches(self, chunk_ids: Sequence[str]) -> list[KeywordMatch]:
+    def chunk_matches(
+        self, chunk_ids: Sequence[str], filters: Filters = Filters()
+    ) -> list[KeywordMatch]:
         keys = list(dict.fromkeys(chunk_key(c) for c in chunk_ids))
+        where, args = where_clause(filters)
         out: list[KeywordMatch] = []
         for i in range(0, len(keys), 250):
             part = keys[i : i + 250]
             rows = self._query(
-                f"SELECT {_MATCH_COLS} FROM (VALUES {','.join('(?,?)' for _ in part)}) v"
+                f"SELECT {MATCH_COLS} FROM (VALUES {','.join('(?,?)' for _ in part)}) v"
                 " CROSS JOIN chunks c ON c.doc_id = v.column1 AND c.idx = v.column2"
-                " JOIN chunks_fts f ON f.rowid = c.rowid JOIN documents d ON d.id = c.doc_id",
-                [v for pair in part for v in pair],
+                " JOIN chunks_fts f ON f.rowid = c.rowid JOIN documents d ON d.id = c.doc_id"
+                + where,
+                [*(v for pair in part for v in pair), *args],
             )
-            out += [_match(r, 0.0) for r in rows]
+            out += [match_row(r, 0.0) for r in rows]
         order = {f"{d}#{i}": n for n, (d, i) in enumerate(keys)}
         out.sort(key=lambda m: order[m.chunk_id])
         return out
 
-    def _vocabulary(self) -> _Vocabulary:
+    def _vocabulary(self) -> Vocabulary:
         token = self.change_token()
         vocab = self._vocab
         if vocab is None or vocab.token != token:
             with self._snapshot():
-                rows = self._query("SELECT term, doc FROM chunks_vocab")
-                tokens = self._query("SELECT coalesce(sum(cnt), 0) FROM chunks_vocab")[0][0]
-                chunks = self._query("SELECT count(*) FROM chunks")[0][0]
-                vocab = self._vocab = _Vocabulary(token, rows, int(chunks), int(tokens))
+                vocab = self._vocab = Vocabulary.load(self._query, token)
         return vocab
 
     def term_stats(self, terms: Collection[str]) -> TermStats:
         vocab = self._vocabulary()
         return TermStats(vocab.chunks, vocab.avg_length, {t: vocab.df.get(t, 0) for t in terms})
 
-    def similar_terms(self, word: str, max_edits: int) -> list[SimilarTerm]:
+    def similar_terms(
+        self, word: str, max_edits: int, filters: Filters = Filters()
+    ) -> list[SimilarTerm]:
         vocab = self._vocabulary()
-        return similar(word, max_edits, vocab.terms, vocab.df)
+        found = similar(word, max_edits, vocab.terms, vocab.df)
+        if filters.is_empty() or not found:
+            return found
+        with self._snapshot():
+            return allowed_terms(self._query, found, filters)
 
     # --------------------------------------------------------------------- vectors
     def embedder(self) -> tuple[str, int] | None:

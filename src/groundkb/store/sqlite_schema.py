@@ -13,6 +13,8 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
+from ..analyze.text import TOKENIZER_VERSION
+from ..errors import IndexMismatch
 from .migrations import Migration
 
 _SCHEMA_1 = """
@@ -99,6 +101,24 @@ def statements(script: str) -> Iterator[str]:
             buf = ""
     if buf.strip():
         yield buf.strip()
+
+
+def record_tokenizer(db: sqlite3.Connection, stamp: str) -> None:
+    """Record the tokenizer and creation time of a new index (inside a transaction)."""
+    db.execute(
+        "INSERT OR IGNORE INTO meta(key, value) VALUES('tokenizer', ?)", (TOKENIZER_VERSION,)
+    )
+    db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('created_at', ?)", (stamp,))
+
+
+def check_tokenizer(db: sqlite3.Connection, path: str) -> None:
+    """IndexMismatch for an index built with another tokenizer."""
+    tok = db.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
+    if tok and tok[0] != TOKENIZER_VERSION:
+        raise IndexMismatch(
+            f"{path} was built with tokenizer {tok[0]!r}, this groundkb uses "
+            f"{TOKENIZER_VERSION!r}: rebuild the index (delete it and ingest again)."
+        )
 
 
 def schema_version(db: sqlite3.Connection) -> int:

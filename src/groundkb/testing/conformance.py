@@ -158,6 +158,43 @@ class StoreConformance:
         with pytest.raises(InvalidInput):
             store.chunk_matches(["no-index"])
 
+    def test_batched_reads_return_only_what_the_filters_allow(self, store: Store) -> None:
+        store.write(*make_doc("a", "one\n\ntwo", type="guide"))
+        store.write(*make_doc("b", "three", source="t", type="command", category="cli"))
+        only_t = Filters(sources=("t",))
+        assert [d.id for d in store.documents(["a", "b"], only_t)] == ["b"]
+        assert [c.id for c in store.chunks(["a", "b"], only_t)] == ["b#0"]
+        assert [m.chunk_id for m in store.chunk_matches(["a#1", "b#0"], only_t)] == ["b#0"]
+        guides = Filters(types=("guide",))
+        assert [d.id for d in store.documents(["b", "a"], guides)] == ["a"]
+        assert [c.id for c in store.chunks(["b", "a"], guides)] == ["a#0", "a#1"]
+        nothing = Filters(sources=("nowhere",))
+        assert store.documents(["a", "b"], nothing) == []
+        assert store.chunks(["a", "b"], nothing) == []
+        assert store.chunk_matches(["a#0", "b#0"], Filters(categories=("cli",)))[0].doc_id == "b"
+
+    # --------------------------------------------------------------------- meta
+    def test_meta_values_are_kept_replaced_and_removed(self, store: Store, other: Store) -> None:
+        assert store.get_meta("disabled_sources") is None
+        token = store.change_token()
+        store.set_meta("disabled_sources", '["t"]')
+        assert store.get_meta("disabled_sources") == '["t"]'
+        assert other.get_meta("disabled_sources") == '["t"]'  # another process sees it
+        assert store.change_token() != token
+        other.set_meta("disabled_sources", "naïve 'quoted' \\ value")
+        assert store.get_meta("disabled_sources") == "naïve 'quoted' \\ value"
+        store.set_meta("disabled_sources", None)
+        store.set_meta("disabled_sources", None)  # removing twice is fine
+        assert other.get_meta("disabled_sources") is None
+
+    def test_meta_keys_of_the_store_cannot_be_set(self, store: Store) -> None:
+        store.set_embedder("m", 2)
+        for key in ("embedder", "embedder_dimension", "schema_version", "tokenizer", " "):
+            with pytest.raises(InvalidInput):
+                store.set_meta(key, "x")
+        assert store.embedder() == ("m", 2)
+        assert store.get_meta("embedder") == "m"
+
     def test_the_change_token_changes_with_every_write_and_only_then(
         self, store: Store, other: Store
     ) -> None:
@@ -288,12 +325,24 @@ class StoreConformance:
 
     def test_similar_terms_are_nearest_first_then_by_term(self, store: Store) -> None:
         store.write(*make_doc("a", "workspace workspaces workplace worker\n\nworkspace"))
-        found = store.similar_terms("workspaec", 2)
-        assert [(s.term, s.edits, s.chunks) for s in found] == [("workspace", 2, 2)]
+        found = store.similar_terms("workspaec", 2)  # a swap of neighbours is one edit
+        assert [(s.term, s.edits, s.chunks) for s in found] == [("workspace", 1, 2)]
+        assert [s.term for s in store.similar_terms("owrker", 1)] == ["worker"]
         found = store.similar_terms("workplace", 2)
         assert [(s.term, s.edits) for s in found] == [("workplace", 0), ("workspace", 2)]
         store.delete_documents(["a"])
         assert store.similar_terms("workplace", 2) == []
+
+    def test_similar_terms_come_only_from_chunks_the_filters_allow(self, store: Store) -> None:
+        store.write(*make_doc("a", "workspace", source="s"))
+        store.write(*make_doc("b", "workplace\n\nworkplace", source="t"))
+        only_s = store.similar_terms("workspaec", 2, Filters(sources=("s",)))
+        assert [(x.term, x.edits) for x in only_s] == [("workspace", 1)]
+        only_t = store.similar_terms("workplace", 2, Filters(sources=("t",)))
+        assert [(x.term, x.chunks) for x in only_t] == [("workplace", 2)]
+        assert store.similar_terms("workplace", 2, Filters(sources=("nowhere",))) == []
+        both = store.similar_terms("workplace", 2, Filters(sources=("s", "t")))
+        assert [x.term for x in both] == ["workplace", "workspace"]
 
     # ------------------------------------------------------------------ vectors
     def test_nearest_is_best_first_by_inner_product(self, store: Store) -> None:

@@ -1,0 +1,98 @@
+"""MCP tool results within a token budget, sent compactly.
+
+MCP hosts cap what one tool result may put into the model's context (one common cap is
+25,000 tokens); results over it are rejected or cut without notice. ``search_knowledge``
+and ``get_document`` therefore take ``max_tokens`` (default: the ``tool_max_tokens``
+setting) and never exceed it, measured in cl100k_base tokens on the JSON text that is
+sent (the structured content is the same JSON):
+
+- a search drops its lowest-scored hits until it fits and says how many it dropped;
+- a document cuts its ``content`` on a token boundary and returns ``next_offset`` to
+  read on from (``offset`` is a character offset into the content);
+- when even the smallest form does not fit, the call fails with ``invalid_input``
+  naming the tokens it needs, rather than send more than asked.
+
+Without the ``prompts`` extra (no tokenizer) the size in UTF-8 bytes stands in for the
+token count: a byte-pair token is at least one byte, so the budget still holds, only
+more conservatively.
+
+The text is compact JSON (no indentation): the SDK's default indented dump cost 30–40 %
+more tokens for the same data (see docs/prompts.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import InvalidInput
+from . import tokens
+
+
+def count_tokens(text: str) -> int:
+    """cl100k_base tokens, or UTF-8 bytes (an upper bound) without the tokenizer."""
+    return tokens.count_tokens(text) if tokens.available() else len(text.encode("utf-8"))
+
+
+def head(text: str, max_tokens: int) -> str:
+    if tokens.available():
+        return tokens.head(text, max_tokens)
+    return text.encode("utf-8")[: max(max_tokens, 0)].decode("utf-8", "ignore")
+
+
+def compact_json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def json_tokens(data: Any) -> int:
+    return count_tokens(compact_json(data))
+
+
+def _too_small(max_tokens: int, data: Any) -> InvalidInput:
+    return InvalidInput(
+        f"max_tokens {max_tokens} is too small for this result (it needs at least "
+        f"{json_tokens(data)} tokens)"
+    )
+
+
+def fit_search(data: Mapping[str, Any], max_tokens: int) -> dict[str, Any]:
+    """A search result (JSON data with ``hits``) with its lowest-scored hits dropped
+    until it fits ``max_tokens``; ``dropped_hits`` says how many went."""
+    out = {**data, "dropped_hits": 0}
+    hits = list(out["hits"])
+    while json_tokens(out) > max_tokens and hits:
+        worst = min(range(len(hits)), key=lambda i: (hits[i].get("score", 0.0), -i))
+        hits.pop(worst)
+        out = {**out, "hits": hits, "dropped_hits": out["dropped_hits"] + 1}
+    if json_tokens(out) > max_tokens:
+        raise _too_small(max_tokens, out)
+    return out
+
+
+def fit_document(data: Mapping[str, Any], max_tokens: int, offset: int = 0) -> dict[str, Any]:
+    """A document (JSON data with ``content``) from character ``offset`` on, its content
+    cut to fit ``max_tokens``; ``truncated`` and ``next_offset`` say where to go on."""
+    content = str(data.get("content", ""))
+    if offset < 0 or (offset and offset >= len(content)):
+        raise InvalidInput(f"offset {offset} is outside the content ({len(content)} characters)")
+    rest = content[offset:]
+    out = {**data, "content": rest, "offset": offset, "truncated": False, "next_offset": None}
+    if json_tokens(out) <= max_tokens:
+        return out
+    empty = {**out, "content": "", "truncated": True, "next_offset": offset}
+    room = max_tokens - json_tokens(empty)
+    if room <= 0:
+        raise _too_small(max_tokens, empty)
+    lo, hi, best = 1, count_tokens(rest), ""
+    while lo <= hi:  # JSON escaping makes the cost of text non-additive: search
+        mid = (lo + hi) // 2
+        cut = head(rest, mid)
+        trial = {**empty, "content": cut, "next_offset": offset + len(cut)}
+        if cut and json_tokens(trial) <= max_tokens:
+            best, lo = cut, mid + 1
+        else:
+            hi = mid - 1
+    if not best:
+        raise _too_small(max_tokens, {**empty, "content": head(rest, 1)})
+    return {**empty, "content": best, "next_offset": offset + len(best)}

@@ -1,0 +1,84 @@
+"""Meanings: which hits of one search are the same thing, and which compete.
+
+A verdict asks whether the question singles out *one* thing. Several hits can be one
+thing: chunks of one document, the same API operation in two versions of its API, the
+same command documented for two platforms, or a command's entry and a page that shows
+that very command. Those are one *meaning*; two hits of different meanings with close
+scores are an ambiguity worth a question, two hits of one meaning are not.
+
+:func:`group_meanings` walks hits in rank order and puts each hit into the first group
+whose leading hit it is the same thing as (a pairwise test against the leader, not a
+transitive closure: a how-to that shows three commands must not merge three meanings).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from ..store.base import KeywordMatch
+
+T = TypeVar("T")
+
+_MARKUP = re.compile(r"[`*_]+")
+
+
+def mentions(text: str, command: str) -> bool:
+    """Whether ``text`` shows ``command`` as written, as whole words (markup ignored)."""
+    if not command:
+        return False
+    flat = " " + " ".join(_MARKUP.sub(" ", text.lower()).split()) + " "
+    return f" {' '.join(command.lower().split())} " in flat
+
+
+def same_meaning(a: KeywordMatch, b: KeywordMatch, families: Mapping[str, str]) -> bool:
+    """Whether two hits answer with the same thing (see the module docstring)."""
+    if a.doc_id == b.doc_id:
+        return True
+    fa = families.get(a.doc_id)
+    if fa is not None and fa == families.get(b.doc_id):
+        return True
+    da, db = a.doc, b.doc
+    if da.type == db.type == "command":
+        return bool(da.command) and da.command.lower() == db.command.lower()
+    if da.type == "command" and db.type != "command":
+        return mentions(b.text, da.command)
+    if db.type == "command" and da.type != "command":
+        return mentions(a.text, db.command)
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Meaning(Generic[T]):
+    """One meaning among the hits: its leading (best-ranked) item and every item of it."""
+
+    lead: T
+    items: tuple[T, ...]
+
+
+def group_meanings(
+    items: Sequence[T],
+    match: Callable[[T], KeywordMatch],
+    families: Mapping[str, str],
+    limit: int = 10,
+) -> list[Meaning[T]]:
+    """Group ``items`` (in rank order) into meanings, at most ``limit`` of them."""
+    leads: list[T] = []
+    members: list[list[T]] = []
+    for item in items:
+        m = match(item)
+        for i, lead in enumerate(leads):
+            if same_meaning(match(lead), m, families):
+                members[i].append(item)
+                break
+        else:
+            if len(leads) >= limit:
+                continue
+            leads.append(item)
+            members.append([item])
+    return [Meaning(lead, tuple(group)) for lead, group in zip(leads, members, strict=True)]
+
+
+__all__ = ["Meaning", "group_meanings", "mentions", "same_meaning"]

@@ -1,0 +1,166 @@
+"""Local HTML, PDF and Word files through the loader registry; HTML conversion and
+address checks on their own."""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+from pathlib import Path
+
+import pytest
+
+from groundkb import KnowledgeBase
+from groundkb.errors import IngestError
+from groundkb.ingest.fetch import address_problem, parse_networks
+from groundkb.ingest.html import decode_html, parse_html
+
+from .docmaker import encrypt_pdf, make_docx, make_pdf, make_zip_bomb_docx
+
+PAGE = """<!DOCTYPE html><html lang="en"><head><title>Sharing | Acme Docs</title>
+<meta name="description" content="How to share a workspace."></head><body>
+<div class="sidebar"><a href="/docs/a.html">A</a></div>
+<header class="site">ACME HEADER</header>
+<div role="main"><h1 id="sharing">Sharing</h1><p>Share a workspace with a
+<a href="people.html">teammate</a> or <a href="#links">jump below</a>.</p>
+<h2 id="links">Share links<a href="#links" class="anchor">#</a></h2>
+<pre><code>acme share --link ws-1
+  --expires 7d</code></pre>
+<div hidden>HIDDENTEXT</div><p style="display: none">INVISIBLE</p>
+</div><div role="contentinfo">FOOTER</div><script>alert("x")</script></body></html>"""
+
+
+def _folder(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    (docs / "guides").mkdir(parents=True)
+    (docs / "guides" / "sharing.html").write_text(PAGE, encoding="utf-8")
+    pdf = make_pdf(
+        [["Widget manual", "Power the widget."], ["Calibration", "Turn the dial clockwise."]],
+        title="Widget Manual",
+        outline=(("1. Power", 0), ("2. Calibration", 1)),
+    )
+    (docs / "manual.pdf").write_bytes(pdf)
+    (docs / "locked.pdf").write_bytes(encrypt_pdf(pdf, "hunter2"))
+    (docs / "corrupt.pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 8)
+    (docs / "handbook.docx").write_bytes(make_docx())
+    (docs / "bomb.docx").write_bytes(make_zip_bomb_docx())
+    (docs / "notes.md").write_text("# Notes\n\nPlain Markdown still works.\n")
+    return docs
+
+
+def test_html_keeps_the_main_content_headings_and_code(tmp_path: Path) -> None:
+    page = parse_html(PAGE.encode(), "https://acme.test/docs/guides/sharing.html")
+    assert page.title == "Sharing"
+    assert page.description == "How to share a workspace."
+    assert page.markdown.startswith("# Sharing\n")
+    assert "## Share links\n" in page.markdown
+    assert "```\nacme share --link ws-1\n  --expires 7d\n```" in page.markdown
+    assert "[teammate](https://acme.test/docs/guides/people.html)" in page.markdown
+    assert "jump below" in page.markdown and "#links" not in page.markdown
+    for gone in ("ACME HEADER", "FOOTER", "HIDDENTEXT", "INVISIBLE", "alert", "sidebar"):
+        assert gone not in page.markdown
+    assert page.links == (
+        "https://acme.test/docs/a.html",
+        "https://acme.test/docs/guides/people.html",
+    )
+
+
+def test_wrong_charset_declarations_still_decode() -> None:
+    latin1 = "<meta charset='utf-8'><p>Façade déjà</p>".encode("latin-1")
+    assert "Façade déjà" in decode_html(latin1)
+    utf8 = "<meta charset='iso-8859-1'><p>Façade déjà</p>".encode()
+    assert "Façade déjà" in decode_html(utf8, "iso-8859-1")
+    assert "Ärger" in decode_html("<p>Ärger</p>".encode("cp1252"), "no-such-charset")
+    sjis = "<p>日本語</p>".encode("shift_jis")
+    assert "日本語" in decode_html(sjis, "shift_jis")
+
+
+def test_malformed_html_is_read_and_binary_content_is_an_error() -> None:
+    page = parse_html(b"<div><h2>Title<p>text <b>bold <table><tr><td>cell</div></p>")
+    assert "cell" in page.markdown and "Title" in page.markdown
+    with pytest.raises(IngestError, match="binary"):
+        parse_html(b"\x00\x01\x02<html>")
+    with pytest.raises(IngestError, match="empty"):
+        parse_html(b"   ")
+
+
+def test_a_noindex_page_gives_no_document_but_its_links() -> None:
+    page = parse_html(
+        b'<meta name="robots" content="noindex"><a href="/x">x</a>', "https://a.test/"
+    )
+    assert page.noindex and not page.nofollow and page.links == ("https://a.test/x",)
+
+
+def test_local_html_pdf_and_docx_files_are_ingested_and_bad_ones_reported(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    r = kb.ingest(_folder(tmp_path), source="files")
+    ids = {d.id for d in kb.list_documents()}
+    assert ids == {"guides/sharing", "manual.pdf#page=1", "manual.pdf#page=2", "handbook", "notes"}
+    problems = {e.path: e.message for e in r.errors}
+    assert problems["locked.pdf"] == "encrypted PDF: it needs a password to be read"
+    assert problems["corrupt.pdf"].startswith("corrupt PDF")
+    assert "ZIP bomb" in problems["bomb.docx"]
+    assert len(problems) == 3
+    pdf_hit = kb.search("calibration dial clockwise").hits[0]
+    assert pdf_hit.citation == "manual.pdf#page=2"
+    assert pdf_hit.header_path == "2. Calibration"
+    html_hit = kb.search("share links expires").hits[0]
+    assert html_hit.citation == "files:guides/sharing.html#share-links"
+    assert kb.sources()[0].source.kind == "docs"
+    again = kb.ingest(tmp_path / "docs", source="files")
+    assert again.chunks_written == 0 and again.unchanged == 5
+
+
+def test_docx_headings_become_the_header_path(kb: KnowledgeBase, tmp_path: Path) -> None:
+    (tmp_path / "handbook.docx").write_bytes(make_docx())
+    kb.ingest(tmp_path / "handbook.docx", source="ops")
+    doc = kb.get("handbook")
+    assert doc.title == "Operations Handbook"
+    assert "| error rate | 2% |" in doc.content
+    assert [c.header_path for c in kb.chunks("handbook")] == [
+        "Operations Handbook",
+        "Operations Handbook > Deploying",
+        "Operations Handbook > Deploying > Rolling back",
+        "Operations Handbook > Rotating credentials",
+    ]
+
+
+def test_a_missing_pdf_extra_is_a_per_file_error_naming_it(
+    kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = _folder(tmp_path)
+    monkeypatch.setitem(sys.modules, "pypdf", None)
+    r = kb.ingest(docs, source="files")
+    messages = {e.path: e.message for e in r.errors}
+    assert "pip install 'groundkb[pdf]'" in messages["manual.pdf"]
+    assert "notes" in {d.id for d in kb.list_documents()}
+
+
+@pytest.mark.parametrize(
+    ("address", "problem"),
+    [
+        ("127.0.0.1", "a loopback address"),
+        ("::1", "a loopback address"),
+        ("::ffff:127.0.0.1", "a loopback address"),
+        ("10.1.2.3", "a private address"),
+        ("192.168.1.1", "a private address"),
+        ("fd12::1", "a private address"),
+        ("169.254.169.254", "a cloud metadata address"),
+        ("168.63.129.16", "a cloud metadata address"),
+        ("fe80::1", "a link-local address"),
+        ("100.64.0.1", "not a public address"),
+        ("0.0.0.0", "not a public address"),
+        ("224.0.0.1", "not a public address"),
+        ("93.184.216.34", None),
+    ],
+)
+def test_addresses_that_are_not_public_are_refused(address: str, problem: str | None) -> None:
+    assert address_problem(ipaddress.ip_address(address), ()) == problem
+
+
+def test_an_allowed_network_admits_only_its_addresses() -> None:
+    allowed = parse_networks(["127.0.0.1/32", "10.0.0.0/8"])
+    assert address_problem(ipaddress.ip_address("127.0.0.1"), allowed) is None
+    assert address_problem(ipaddress.ip_address("10.9.9.9"), allowed) is None
+    assert address_problem(ipaddress.ip_address("127.0.0.2"), allowed) == "a loopback address"
+    assert address_problem(ipaddress.ip_address("192.168.0.1"), allowed) == "a private address"

@@ -1,0 +1,205 @@
+"""Calibrated verdicts: the decision, its options and evidence, exact look-ups that say
+not-found in structure, and the verdict-set evaluation."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from groundkb import KnowledgeBase, Settings
+from groundkb.errors import ConfigError
+from groundkb.evaluate_verdicts import evaluate_verdicts, read_questions
+from groundkb.search.verdict import Logistic, model_from_settings
+from groundkb.serve.cli import cli
+
+from .conftest import EXAMPLES
+
+
+@pytest.fixture
+def both_kb(tmp_path: Path) -> KnowledgeBase:
+    settings = Settings(db=str(tmp_path / "kb.db"), synonyms=str(EXAMPLES / "synonyms.txt"))
+    kb = KnowledgeBase.open(settings=settings)
+    assert kb.ingest(EXAMPLES / "docs", source="docs").ok
+    assert kb.ingest(EXAMPLES / "entries", source="commands").ok
+    return kb
+
+
+def test_a_question_about_something_the_docs_never_mention_is_no_match(
+    both_kb: KnowledgeBase,
+) -> None:
+    for q in ("what is the weather in Lisbon today", "how to reverse a string in python"):
+        r = both_kb.search(q)
+        assert r.verdict.kind == "no_match", q
+        assert not r.verdict.options
+
+
+def test_an_ambiguous_word_asks_which_meaning_and_names_the_options(
+    both_kb: KnowledgeBase,
+) -> None:
+    r = both_kb.search("home")
+    assert (r.verdict.kind, r.verdict.reason) == ("clarify", "ambiguous")
+    labels = [o.label for o in r.verdict.options]
+    assert labels[:2] == ["Home (concepts)", "Dashboard (concepts)"]
+    assert "Home (concepts) or Dashboard (concepts)" in r.verdict.message
+    assert {o.doc_id for o in r.verdict.options} == {"concepts/home", "concepts/dashboard"}
+
+
+def test_a_weak_match_asks_whether_it_is_the_one_meant(both_kb: KnowledgeBase) -> None:
+    r = both_kb.search("tell me about panels")
+    assert r.verdict.kind == "clarify"
+    assert [o.doc_id for o in r.verdict.options] == ["concepts/widgets"]
+    assert r.verdict.message.startswith("I think you mean Widgets (concepts)")
+
+
+def test_a_clear_question_answers_with_its_probability_and_evidence(
+    both_kb: KnowledgeBase,
+) -> None:
+    r = both_kb.search("list all users")
+    assert (r.verdict.kind, r.hits[0].doc_id) == ("answer", "cmd-gw-users-list")
+    assert r.verdict.confidence == r.hits[0].score == r.signals["p_answer"]
+    assert r.verdict.evidence and "(+)" in r.verdict.evidence[0]
+    assert 0.0 <= r.signals["p_scope"] <= 1.0 and r.signals["cover"] > 0.5
+
+
+def test_scores_follow_rank_order_in_every_kind_of_result(both_kb: KnowledgeBase) -> None:
+    for q in ("list all users", "home", "share a workspace with a team", "workspace and widgets"):
+        scores = [h.score for h in both_kb.search(q, limit=10).hits]
+        assert scores == sorted(scores, reverse=True), q
+        assert all(0.0 <= s <= 1.0 for s in scores)
+
+
+def test_a_half_typed_command_completes_only_when_one_command_fits(
+    both_kb: KnowledgeBase,
+) -> None:
+    r = both_kb.search("helios gw users li")
+    assert (r.verdict.kind, r.verdict.reason) == ("answer", "completed_command")
+    assert r.hits[0].doc_id == "cmd-gw-users-list"
+    shared = both_kb.search("helios gw us")  # users get and users list
+    assert (shared.verdict.kind, shared.verdict.reason) == ("clarify", "ambiguous")
+    assert {o.command for o in shared.verdict.options} == {
+        "helios gw users get",
+        "helios gw users list",
+    }
+
+
+def test_an_invented_command_is_no_match_even_when_its_words_are_not_a_known_group(
+    both_kb: KnowledgeBase,
+) -> None:
+    for q in ("helios boards list", "helios gw user delete bob"):
+        r = both_kb.search(q)
+        assert (r.verdict.kind, r.verdict.reason, r.hits) == ("no_match", "unknown_command", ())
+
+
+def test_the_exact_command_path_honours_source_filters(both_kb: KnowledgeBase) -> None:
+    assert both_kb.search("helios gw users list", source="commands").verdict.kind == "answer"
+    other = both_kb.search("helios gw users list", source="docs")
+    assert other.verdict.kind != "answer"
+    assert all(h.source == "docs" for h in other.hits)
+    assert not any("helios" in s for s in other.suggestions)
+
+
+def test_command_lookup_says_not_found_in_structure(both_kb: KnowledgeBase) -> None:
+    found = both_kb.lookup_command("helios gw users list")
+    assert found.found and found.document is not None
+    missing = both_kb.lookup_command("helios get-users")
+    assert (missing.found, missing.document) == (False, None)
+    assert "helios gw users list" in missing.suggestions
+    hidden = both_kb.lookup_command("helios gw users list", source="docs")
+    assert not hidden.found and not hidden.suggestions
+
+
+def test_verdict_models_are_declared_settings_with_clear_errors() -> None:
+    model = model_from_settings(Settings(), "hybrid")
+    assert 0 < model.answer.threshold < 1 and "cover" in model.answer.weights
+    assert Logistic.parse("threshold=0.7 bias=-1 cover=2").probability({"cover": 0.5}) == 0.5
+    with pytest.raises(ConfigError, match="expected name=weight pairs"):
+        Logistic.parse("bias=-1 colour=2", "verdict_answer_hybrid")
+    with pytest.raises(ConfigError, match="threshold must be between 0 and 1"):
+        Logistic.parse("threshold=2 bias=0")
+
+
+# ---------------------------------------------------------------- verdict sets
+
+
+@pytest.fixture
+def verdict_set(tmp_path: Path) -> Path:
+    root = tmp_path / "mini"
+    shutil.copytree(EXAMPLES / "docs", root / "docs")
+    lines = [
+        {"id": "q1", "query": "list all users", "expect": "answer",
+         "relevant": ["cmd-gw-users-list"], "kind": "paraphrase"},
+        {"id": "q2", "query": "home", "expect": "clarify",
+         "relevant": ["concepts/home", "concepts/dashboard"], "kind": "ambiguous_word"},
+        {"id": "q3", "query": "banana bread recipe", "expect": "no_match", "relevant": [],
+         "kind": "off_topic"},
+        {"id": "q4", "query": "helios get-users", "expect": "no_match", "relevant": [],
+         "kind": "invented_command"},
+    ]  # fmt: skip
+    (root / "queries.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return root
+
+
+def test_a_verdict_set_reports_accuracy_confusion_and_rates(verdict_set: Path) -> None:
+    report = evaluate_verdicts(
+        verdict_set,
+        Settings(embedder="none"),
+        mode="keyword",
+        sources={"docs": str(verdict_set / "docs"), "commands": str(EXAMPLES / "entries")},
+    )
+    assert report.questions == 4 and report.accuracy == 1.0
+    assert report.confusion == {
+        "answer": {"answer": 1},
+        "clarify": {"clarify": 1},
+        "no_match": {"no_match": 2},
+    }
+    assert report.false_answer_rate == 0.0 and report.answered_right_rate == 1.0
+    assert report.hit_at_1 == 1.0 and report.by_kind["off_topic"]["accuracy"] == 1.0
+
+
+def test_eval_reads_api_question_lines_and_sub_folders_as_sources(tmp_path: Path) -> None:
+    root = tmp_path / "api"
+    (root / "petstore").mkdir(parents=True)
+    shutil.copy(Path(__file__).parent / "fixtures" / "openapi" / "petstore.yaml", root / "petstore")
+    lines = [
+        {"id": "a1", "query": "add a pet to the store", "relevant": ["POST /pets"],
+         "spec": "petstore.yaml"},
+        {"id": "a2", "query": "cancel my flight booking", "relevant": [], "spec": None},
+    ]  # fmt: skip
+    (root / "questions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    qs = read_questions(root)
+    assert [q.expect for q in qs] == ["answer", "unanswerable"]
+    assert qs[0].relevant == {"petstore:POST /pets"}
+    r = CliRunner().invoke(
+        cli, ["--db", str(tmp_path / "x.db"), "eval", str(root), "--mode", "keyword", "--json"]
+    )
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["questions"] == 2 and data["hit_at_1"] == 1.0
+    assert data["false_answer_rate"] == 0.0
+
+
+@pytest.mark.anyio
+async def test_mcp_results_carry_options_and_lookups_that_find_nothing_say_so(
+    both_kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    from mcp import Client
+
+    from groundkb.serve.mcp import build_server
+
+    assert both_kb.ingest(
+        Path(__file__).parent / "fixtures" / "openapi" / "petstore.yaml", source="pets"
+    ).ok
+    async with Client(build_server(both_kb)) as client:
+        res = await client.call_tool("search_knowledge", {"query": "home"})
+        data = res.structured_content
+        assert data is not None and data["verdict"]["kind"] == "clarify"
+        assert [o["title"] for o in data["verdict"]["options"]][:2] == ["Home", "Dashboard"]
+        miss = await client.call_tool("get_api_endpoint", {"path": "/petz/1"})
+        found = miss.structured_content
+        assert not miss.is_error and found is not None
+        assert found["found"] is False and found["endpoints"] == []
+        assert any(s.endswith("/pets/{petId}") for s in found["suggestions"])
