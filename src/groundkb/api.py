@@ -140,6 +140,7 @@ class KnowledgeBase:
             max_chunk_tokens=self.settings.max_chunk_tokens,
             progress=progress,
             loader=loader,
+            ref_paths=_ref_paths(self.settings),
         )
         report = self._embed_after(report, progress)
         self.ops.ingested(report)
@@ -574,6 +575,12 @@ def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | N
         raise ConfigError(f"{where} ({name}): 'python' must look like 'package.module:object'")
     full = str(base / path) if path else ""
     return name.strip(), full, str(target or ""), loader, program
+
+
+def _ref_paths(settings: Settings) -> tuple[str, ...]:
+    """The ``ref_paths`` folders; relative ones are relative to the settings file."""
+    base = Path(settings.config_path).parent if settings.config_path else Path()
+    return tuple(str(base / p.strip()) for p in settings.ref_paths.split(",") if p.strip())
 
 
 def _open_embedder(settings: Settings) -> Embedder | None:

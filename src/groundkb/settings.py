@@ -134,6 +134,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("fallback_window_s", float, 300.0, "Sliding window of those two checks (seconds)."),
     Setting("fallback_min_searches", int, 20, "Searches in the window before it can fall back."),
     Setting("fallback_cooldown_s", float, 60.0, "Seconds by keyword before trying again."),
+    Setting(
+        "ref_paths",
+        str,
+        "",
+        "Folders outside an ingested path that OpenAPI $ref may read (comma-separated).",
+    ),
     Setting("query_log", str, "stderr", "Per-query JSON log of `serve`: stderr, off or a file."),
     Setting("crawl_max_pages", int, 5000, "Most URLs one crawl visits."),
     Setting("crawl_max_depth", int, 20, "Most links followed from the start URL."),
@@ -201,6 +207,7 @@ class Settings:
     fallback_window_s: float = 300.0
     fallback_min_searches: int = 20
     fallback_cooldown_s: float = 60.0
+    ref_paths: str = ""
     query_log: str = "stderr"
     crawl_max_pages: int = 5000
     crawl_max_depth: int = 20

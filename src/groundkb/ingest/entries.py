@@ -25,6 +25,7 @@ from ..analyze.chunk import chunk_markdown
 from ..errors import IngestError
 from ..models import DOC_TYPES, Document, Example, FileError
 from .base import LoadContext, Loaded, decode_text, finalize, str_list
+from .structured import load_json, load_yaml
 
 _KNOWN = {
     "id",
@@ -133,13 +134,13 @@ def parse_structured(text: str, path: str) -> Any:
     """JSON or YAML by suffix; errors name the line and column."""
     if path.lower().endswith(".json"):
         try:
-            return json.loads(text)
+            return load_json(text, path)
         except json.JSONDecodeError as exc:
             raise IngestError(
                 f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", path
             ) from exc
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text, path)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

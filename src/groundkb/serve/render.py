@@ -97,10 +97,24 @@ def report_text(r: IngestReport) -> str:
     ]
     if r.notice:
         lines.append(f"note: {r.notice}")
+    if r.skipped:
+        lines.append(skipped_text(r.skipped))
     if r.errors:
         lines.append(f"{len(r.errors)} problem(s):")
         lines += [f"  {e}" for e in r.errors]
     return "\n".join(lines)
+
+
+def skipped_text(paths: tuple[str, ...], shown: int = 5) -> str:
+    """One line on the files an ingest left out: counts by type, then a few names."""
+    by_type: dict[str, int] = {}
+    for p in paths:
+        name = p.rsplit("/", 1)[-1]
+        suffix = "." + name.rsplit(".", 1)[-1].lower() if "." in name else "(no suffix)"
+        by_type[suffix] = by_type.get(suffix, 0) + 1
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(by_type.items(), key=lambda kv: -kv[1]))
+    names = ", ".join(paths[:shown]) + (", …" if len(paths) > shown else "")
+    return f"skipped {len(paths)} file(s) of types no loader reads ({kinds}): {names}"
 
 
 def sources_text(infos: list[SourceInfo]) -> str:
