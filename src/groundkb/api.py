@@ -12,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
+from . import bounds
 from .analyze.text import Analyzer, load_synonyms
 from .apigraph import APIGraph, Endpoint, EndpointLookup
 from .errors import ConfigError, IndexMismatch, InvalidInput, MissingDependency, NotFound
@@ -63,6 +64,7 @@ class KnowledgeBase:
         self._embed_lock = threading.Lock()
         self._configure(self.settings)
         self._graph: tuple[int, APIGraph] | None = None
+        self._sources: tuple[int, frozenset[str]] | None = None
 
     def _configure(self, settings: Settings) -> None:
         analyzer = Analyzer(load_synonyms(settings.synonyms, settings.default_synonyms))
@@ -78,14 +80,22 @@ class KnowledgeBase:
         cls,
         location: str | os.PathLike[str] | None = None,
         settings: Settings | None = None,
+        *,
+        create: bool = True,
         **overrides: Any,
     ) -> KnowledgeBase:
-        """Open (creating if needed) the knowledge base at ``location`` or ``settings.db``."""
+        """Open the knowledge base at ``location`` or ``settings.db``, creating it if
+        needed; with ``create=False`` a database file that does not exist is refused
+        (NotFound) and nothing is created (read commands and servers)."""
         settings = settings or load_settings()
         if overrides:
             settings = settings.replace(**overrides)
         if location is not None:
             settings = settings.replace(db=os.fspath(location))
+        if not create and (missing := _missing_file(settings.db)):
+            raise NotFound(
+                f"no knowledge base at {missing}; run `groundkb ingest` or `groundkb sync` first"
+            )
         return cls(open_store(settings.db), settings)
 
     def close(self) -> None:
@@ -246,6 +256,8 @@ class KnowledgeBase:
 
         total = self.store.count_chunks_to_embed()
         done = 0
+        if progress and total:
+            progress(0, total, "embedding")
         while True:
             todo = self.store.chunks_to_embed(batch)
             if not todo:
@@ -375,6 +387,8 @@ class KnowledgeBase:
             if source in (off := read_disabled(self.store)):
                 write_disabled(self.store, off - {source})
             return deleted
+        for doc_id in doc_ids:
+            bounds.text(doc_id, "id", bounds.MAX_ID_CHARS)
         return self.store.delete_documents(doc_ids)
 
     # ------------------------------------------------------------------ search
@@ -392,16 +406,56 @@ class KnowledgeBase:
 
         ``mode`` (auto, keyword, vector, hybrid) overrides the retrieval mode for this
         search; ``auto`` (the default) runs what the mode controller allows (ops/mode.py).
+        A query longer than ``bounds.MAX_QUERY_CHARS`` is searched by its start, and the
+        result's ``notice`` says so; so does it name a source filter that matches no
+        stored source (the search then finds nothing there, as asked).
         """
+        query = bounds.text(query, "query", None, required=False)  # blank: the engine says so
+        cut = ""
+        if len(query.strip()) > bounds.MAX_QUERY_CHARS:
+            query = query.strip()[: bounds.MAX_QUERY_CHARS]
+            cut = f"query cut to its first {bounds.MAX_QUERY_CHARS} characters"
+        if limit is not None:
+            limit = bounds.integer(limit, "limit", *bounds.SEARCH_LIMIT)
+        if mode is not None:
+            mode = bounds.text(mode, "mode", 20)
         filters = make_filters(type, category, source)
-        return self.ops.search(self, query, filters, limit, mode)
+        result = self.ops.search(self, query, filters, limit, mode)
+        notices = [cut, self._unknown_sources(filters.sources), result.notice]
+        if cut or notices[1]:
+            result = dataclasses.replace(result, notice="; ".join(n for n in notices if n))
+        return result
+
+    def _unknown_sources(self, names: Sequence[str]) -> str:
+        """A notice naming the filter's sources that do not exist, with the known ones."""
+        if not names:
+            return ""
+        known = self._source_names()
+        unknown = [n for n in names if n not in known]
+        if not unknown:
+            return ""
+        have = ", ".join(sorted(known)[:20]) or "none yet"
+        return f"no source named {bounds.excerpt(unknown[0])} (sources: {have})"
+
+    def _source_names(self) -> frozenset[str]:
+        """Names of the stored sources, cached while the index is unchanged."""
+        gen = self.store.generation()
+        if self._sources is None or self._sources[0] != gen:
+            self._sources = (gen, frozenset(i.source.name for i in self.store.sources()))
+        return self._sources[1]
 
     def search_many(self, queries: Sequence[str], **kwargs: Any) -> list[SearchResult]:
         return [self.search(q, **kwargs) for q in queries]
 
     # ------------------------------------------------------------------ lookup
     def get(self, doc_id: str) -> Document:
+        """A document by id; a chunk id (``{doc_id}#{index}``) gives its document."""
+        bounds.text(doc_id, "id", bounds.MAX_ID_CHARS)
         doc = self.visible.get_document(doc_id)
+        if doc is None:
+            head, _, index = doc_id.rpartition("#")
+            if head and index.isdigit():
+                doc = self.visible.get_document(head)
         if doc is None:
             raise NotFound(f"no document with id {doc_id!r}")
         return doc
@@ -425,8 +479,7 @@ class KnowledgeBase:
     ) -> CommandLookup:
         """Exact look-up of a command by name or alias: found, or not found with the
         closest command names. Never a near miss presented as the command."""
-        if not command or not command.strip():
-            raise InvalidInput("command is required")
+        bounds.text(command, "command", bounds.MAX_NAME_CHARS)
         index = self.searcher.commands_for(make_filters(None, None, source))
         docs = index.by_name.get(tuple(command.strip().lower().split()))
         if not docs:
@@ -437,8 +490,8 @@ class KnowledgeBase:
         self, category: str | None = None, *, limit: int = 50, offset: int = 0
     ) -> tuple[list[DocSummary], int]:
         """A page of command documents (by id) and the total count."""
-        if limit < 1 or limit > 500 or offset < 0:
-            raise InvalidInput("limit must be 1-500 and offset at least 0")
+        limit = bounds.integer(limit, "limit", *bounds.LIST_LIMIT)
+        offset = bounds.integer(offset, "offset", 0, bounds.MAX_OFFSET)
         filters = make_filters("command", category)
         return self.visible.list_documents(filters, limit, offset), self.visible.count_documents(
             filters
@@ -456,14 +509,16 @@ class KnowledgeBase:
 
     def get_api_endpoint(self, path: str, method: str | None = None) -> EndpointLookup:
         """The operation at ``path`` (exact, template or loose match) with its neighbours."""
-        if not path or not path.strip():
-            raise InvalidInput("path is required")
+        bounds.text(path, "path", bounds.MAX_NAME_CHARS)
+        if method is not None:
+            method = bounds.text(method, "method", 20, required=False) or None
         return self.api_graph().get_endpoint(path.strip(), method)
 
     def find_endpoints(self, resource: str, operation: str | None = None) -> list[Endpoint]:
         """Operations on ``resource`` (singular or plural), optionally of one kind."""
-        if not resource or not resource.strip():
-            raise InvalidInput("resource is required")
+        bounds.text(resource, "resource", bounds.MAX_NAME_CHARS)
+        if operation is not None:
+            bounds.text(operation, "operation", bounds.MAX_NAME_CHARS, required=False)
         return self.api_graph().find_endpoints(resource.strip(), operation or None)
 
     # ----------------------------------------------------------------- prompts
@@ -514,6 +569,8 @@ class KnowledgeBase:
         limit: int = 100,
         offset: int = 0,
     ) -> list[DocSummary]:
+        limit = bounds.integer(limit, "limit", *bounds.API_LIST_LIMIT)
+        offset = bounds.integer(offset, "offset", 0, bounds.MAX_OFFSET)
         return self.visible.list_documents(make_filters(type, category, source), limit, offset)
 
     def sources(self) -> list[SourceInfo]:
@@ -523,11 +580,16 @@ class KnowledgeBase:
         return self.store.stats()
 
 
-def _tuple(value: str | Sequence[str] | None) -> tuple[str, ...]:
+def _tuple(value: str | Sequence[str] | None, name: str) -> tuple[str, ...]:
     if value is None or value == "" or value == "all":
         return ()
     if isinstance(value, str):
+        bounds.text(value, name, bounds.MAX_FILTER_CHARS, required=False)
         return tuple(v.strip() for v in value.split(",") if v.strip() and v.strip() != "all")
+    if not isinstance(value, list | tuple | set | frozenset):
+        raise InvalidInput(f"{name} must be text or a list of text")
+    for v in value:
+        bounds.text(v, name, bounds.MAX_FILTER_CHARS, required=False)
     return tuple(v for v in value if v and v != "all")
 
 
@@ -536,11 +598,13 @@ def make_filters(
     category: str | Sequence[str] | None = None,
     source: str | Sequence[str] | None = None,
 ) -> Filters:
-    types = _tuple(type)
+    types = _tuple(type, "type")
     bad = [t for t in types if t not in DOC_TYPES]
     if bad:
-        raise InvalidInput(f"unknown type {bad[0]!r}; expected one of {', '.join(DOC_TYPES)}")
-    return Filters(types, _tuple(category), _tuple(source))
+        raise InvalidInput(
+            f"unknown type {bounds.excerpt(bad[0])}; expected one of {', '.join(DOC_TYPES)}"
+        )
+    return Filters(types, _tuple(category, "category"), _tuple(source, "source"))
 
 
 def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | None, str | None]:
@@ -575,6 +639,15 @@ def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | N
         raise ConfigError(f"{where} ({name}): 'python' must look like 'package.module:object'")
     full = str(base / path) if path else ""
     return name.strip(), full, str(target or ""), loader, program
+
+
+def _missing_file(location: str) -> str:
+    """The path of a SQLite database file that does not exist, else ''."""
+    scheme, sep, rest = location.partition("://")
+    if sep and scheme != "sqlite":
+        return ""  # a server database: its store says whether it can be reached
+    path = (rest.removeprefix("/") if rest.startswith("//") else rest) if sep else location
+    return path if path and path != ":memory:" and not Path(path).exists() else ""
 
 
 def _ref_paths(settings: Settings) -> tuple[str, ...]:

@@ -80,6 +80,8 @@ LOADER_NAMES: tuple[str, ...] = tuple(loader.name for loader in LOADERS)
 MAX_FILE_BYTES = 64 * 1024 * 1024
 _STRUCTURED = (".json", ".yaml", ".yml")
 
+# progress(done, total, name): ``name`` is the item just started; a call with done == 0
+# starts a phase, and its name is the phase ("ingesting", "embedding").
 Progress = Callable[[int, int, str], None]
 
 
@@ -219,6 +221,8 @@ def ingest_path(
     for rel in found.bad_names:
         writer.fail(rel, [FileError(rel, "file name is not valid UTF-8; rename the file")])
     writer.skipped.extend(found.skipped)
+    if progress:
+        progress(0, len(plan), "ingesting")
     for n, item in enumerate(plan, 1):
         if progress:
             progress(n, len(plan), item.rel)

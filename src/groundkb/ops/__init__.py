@@ -247,6 +247,11 @@ class Operations:
             detail = "no embedder configured or installed"
             return dataclasses.replace(state, mode="keyword", reason="no_embedder", detail=detail)
         stored = kb.store.embedder()
+        if stored is None and not kb.store.chunk_count():
+            detail = "the index is empty: run `groundkb ingest` or `groundkb sync`"
+            return dataclasses.replace(
+                state, mode="keyword", reason="index_mismatch", detail=detail
+            )
         if stored is None or stored[0] != emb.name:
             have = stored[0] if stored else "no embeddings"
             detail = f"index has {have}, embedder is {emb.name}: run `groundkb reindex`"

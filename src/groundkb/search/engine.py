@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
+from .. import bounds
 from ..analyze.text import (
     Alternative,
     Analyzer,
@@ -58,7 +59,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_QUERY_CHARS = 2000
+MAX_QUERY_CHARS = bounds.MAX_QUERY_CHARS
+EMPTY_INDEX = "the index is empty: run `groundkb ingest` or `groundkb sync`"
 MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
 _SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
 
@@ -156,7 +158,7 @@ class Searcher:
         limit = self.settings.default_limit if limit is None else limit
         text = query.strip()
         if not text:
-            raise InvalidInput("query is blank")
+            raise InvalidInput("query: must not be empty")
         if len(text) > MAX_QUERY_CHARS:
             raise InvalidInput(f"query is longer than {MAX_QUERY_CHARS} characters")
         if limit < 1 or limit > 100:
@@ -248,6 +250,8 @@ class Searcher:
             if embedder is None:  # keyword-only by configuration: nothing to report
                 return None, "keyword", ""
             stored = self.store.embedder()
+            if stored is None and not self._current().vocab:
+                return None, "keyword", EMPTY_INDEX
             if stored is None or stored[0] != embedder.name:
                 have = stored[0] if stored else "no embeddings"
                 return (

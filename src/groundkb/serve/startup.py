@@ -67,7 +67,7 @@ def configure_logging(settings: Settings) -> None:
 def opened(settings: Settings) -> Iterator[KnowledgeBase]:
     from ..api import KnowledgeBase
 
-    kb = KnowledgeBase.open(settings=settings)
+    kb = KnowledgeBase.open(settings=settings, create=False)
     try:
         yield kb
     finally:
