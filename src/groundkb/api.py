@@ -30,6 +30,7 @@ from .models import (
     Stats,
 )
 from .ops import Operations
+from .ops.querylog import error_text
 from .ops.visible import VisibleStore, read_disabled, write_disabled
 from .search.engine import Searcher
 from .settings import Settings, load_settings
@@ -215,10 +216,11 @@ class KnowledgeBase:
         try:
             embedded = self.embed_pending(progress)
         except Exception as exc:  # the documents are stored; vectors can follow later
-            log.warning("embedding failed after ingest: %s", exc)
+            why = error_text(exc)
+            log.warning("embedding failed after ingest: %s", why)
             return dataclasses.replace(
                 report,
-                notice=f"documents stored, embedding failed ({exc}); run `groundkb reindex`",
+                notice=f"documents stored, embedding failed ({why}); run `groundkb reindex`",
             )
         return dataclasses.replace(
             report,

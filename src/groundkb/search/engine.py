@@ -39,6 +39,7 @@ from ..analyze.text import (
 )
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
+from ..ops.querylog import error_text
 from ..settings import Settings
 from ..store.base import DocSummary, KeywordMatch, KeywordQuery, Store
 from .apis import ApiIndex, operation_factor
@@ -265,8 +266,9 @@ class Searcher:
             index = self._vector_index(stored[1])
             query = embedder.embed_query(text)
         except Exception as exc:  # any embedder failure degrades, never fails the search
-            log.warning("embedding the query failed, searching by keyword: %s", exc)
-            return None, "keyword", f"embedder failed ({exc}); keyword search only"
+            why = error_text(exc)
+            log.warning("embedding the query failed, searching by keyword: %s", why)
+            return None, "keyword", f"embedder failed ({why}); keyword search only"
         from .vectors import Neighbours
 
         k = max(self.settings.vector_candidates, limit * 2)

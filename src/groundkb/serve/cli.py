@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 import click
 
 from ..errors import GroundKBError
+from ..ops.querylog import RedactingFormatter
 from ..settings import Settings, load_settings, settings_markdown
 
 EXIT_FAILED = 1  # the command ran but something failed (e.g. files not ingested)
@@ -83,11 +84,9 @@ def cli(ctx: click.Context, db: str | None, config: str | None, log_level: str |
     except GroundKBError as exc:
         click.echo(f"error [{exc.code}]: {exc.message}", err=True)
         ctx.exit(EXIT_ERROR)
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler(sys.stderr)  # secrets redacted, tracebacks included
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=settings.log_level.upper(), handlers=[handler])
     ctx.obj = settings
 
 

@@ -350,7 +350,9 @@ async def reload(ctx: Admin, request: Request) -> o.ReloadOut:
     def run() -> o.ReloadOut:
         kb = ctx.kb
         before = kb.settings
-        fresh = load_settings(before.config_path or None, overrides=overrides)
+        fresh = load_settings(
+            before.config_path or None, overrides=overrides, trusted=before.config_trusted
+        )
         kb.reload(fresh)
         old, new = dataclasses.asdict(before), dataclasses.asdict(fresh)
         changed = [k for k in new if k in {x.name for x in SETTINGS} and old[k] != new[k]]
