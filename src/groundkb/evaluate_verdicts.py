@@ -171,7 +171,7 @@ def _score(
     for n, q in enumerate(questions, 1):
         started = time.perf_counter()
         result = kb.search(q.query[:MAX_QUERY_CHARS], limit=5)
-        if result.notice:
+        if result.fallback:
             raise InvalidInput(f"search fell back: {result.notice}")
         latency.append((time.perf_counter() - started) * 1000)
         verdict = result.verdict.kind

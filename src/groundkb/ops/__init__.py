@@ -287,12 +287,10 @@ class Operations:
 
 
 def _has_embedder(kb: KnowledgeBase) -> bool:
-    """Whether searches can use an embedder; one that fails to open counts as one (the
-    searcher then falls back to keyword and reports it, which the controller counts)."""
-    try:
-        return kb.embedder() is not None
-    except Exception:
-        return True
+    """Whether searches can use an embedder, without opening it (a search that needs it
+    opens it; one answered by an exact command name never does). One that fails to open
+    counts as one: the searcher then falls back to keyword and reports it."""
+    return kb.embedder_configured()
 
 
 def _filter_map(filters: Filters) -> dict[str, tuple[str, ...]]:
