@@ -526,14 +526,23 @@ def search(
     mode: str | None,
     as_json: bool,
 ) -> None:
-    """Search the knowledge base; prints the verdict and the hits with evidence."""
+    """Search the knowledge base; prints the verdict and the hits with evidence.
+
+    --json prints what the MCP tool returns, plus ``signals`` (what the verdict weighed).
+    """
     from .render import search_text, to_json
 
     with _kb(ctx) as kb:
         result = kb.search(
             query, type=type_, category=category, source=source, limit=limit, mode=mode
         )
-    click.echo(to_json(result) if as_json else search_text(result))
+    if as_json:
+        from .schemas import search_out
+
+        data = search_out(result).model_dump(mode="json")
+        click.echo(to_json({**data, "signals": dict(result.signals)}))
+        return
+    click.echo(search_text(result))
 
 
 @cli.command()
