@@ -249,3 +249,21 @@ def test_bounds_are_what_the_schemas_declare() -> None:
     fields = SearchRequest.model_json_schema()["properties"]
     assert fields["query"]["maxLength"] == b.MAX_QUERY_INPUT_CHARS
     assert fields["limit"]["anyOf"][0]["maximum"] == b.SEARCH_LIMIT[1]
+
+
+@pytest.mark.anyio
+async def test_mcp_prompt_arguments_missing_or_unknown_are_our_errors(
+    mixed_kb: KnowledgeBase,
+) -> None:
+    from mcp import MCPError
+
+    async with Client(build_server(mixed_kb)) as client:
+        for name, args, expected in (
+            ("strict", {}, "[invalid_input] question: is required"),
+            ("no-such-template", {"question": "x"}, "[not_found] no prompt named"),
+        ):
+            with pytest.raises(MCPError) as err:
+                await client.get_prompt(name, args)
+            assert str(err.value).startswith(expected)
+        with pytest.raises(MCPError, match=r"\[invalid_input\] cursor"):
+            await client.list_resources(cursor="not-a-cursor")

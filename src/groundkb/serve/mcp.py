@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
@@ -91,6 +92,7 @@ READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 RESOURCE_PAGE = 100  # documents per resources/list page
+_MISSING_ARGS = re.compile(r"Missing required arguments: \{(.*)\}")
 
 
 MaxTokens = Annotated[
@@ -133,6 +135,28 @@ class _Server(MCPServer):
     documents as resources, a page at a time."""
 
     kb: KnowledgeBase | None = None
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> Any:
+        """Prompt arguments that are missing or invalid are ``[invalid_input]`` errors (the
+        SDK reports them as internal errors)."""
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except MCPError:
+            raise
+        except ValueError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                raise MCPError(INVALID_PARAMS, tool_text(cause)) from None
+            text = str(exc)
+            missing = _MISSING_ARGS.search(text)
+            if missing:
+                names = ", ".join(sorted(n.strip(" '\"") for n in missing.group(1).split(",")))
+                raise MCPError(INVALID_PARAMS, f"[invalid_input] {names}: is required") from None
+            if text.startswith("Unknown prompt"):
+                raise MCPError(INVALID_PARAMS, f"[not_found] no prompt named {name!r}") from None
+            raise
 
     async def _handle_list_resources(  # the SDK's hook for resources/list (it has no paging)
         self, ctx: Any, params: PaginatedRequestParams | None
