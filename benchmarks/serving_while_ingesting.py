@@ -1,9 +1,10 @@
 """Search throughput and latency while another process ingests into the same index.
 
-A serving process (one ``KnowledgeBase``, keyword retrieval, two search threads) searches
-as fast as it can while ``groundkb ingest`` adds 2,000 documents to the same SQLite file
-in another process, one committed write per document; then, for reference, as long
-again with the index quiet. Reported per phase: searches per second, p50, p95 and the
+A serving process (one ``KnowledgeBase``, keyword retrieval, two search threads) over an
+index of 3,000 documents (the examples and generated pages with a varied vocabulary)
+searches as fast as it can while ``groundkb ingest`` adds 2,000 documents to the same
+SQLite file in another process, one committed write per document; then, for reference,
+as long again with the index quiet. Reported per phase: searches per second, p50, p95 and the
 slowest search, and how many times the serving side rebuilt its derived data.
 
 With ``--before SRC`` (a ``src`` folder of another checkout, e.g. ``git archive main src
@@ -105,6 +106,7 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="src folder of the code to compare with")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--documents", type=int, default=2000)
+    parser.add_argument("--base", type=int, default=3000, help="generated documents at start")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--serve", nargs=2, metavar=("DB", "BULK"), help=argparse.SUPPRESS)
     opts = parser.parse_args()
@@ -116,17 +118,26 @@ def main() -> None:
         sides = {"before": opts.before, "after": None}
     results: dict[str, list[dict[str, Any]]] = {s: [] for s in sides}
     with tempfile.TemporaryDirectory() as tmp:
-        base, bulk = Path(tmp) / "base.db", Path(tmp) / "bulk"
+        base, bulk, pages = Path(tmp) / "base.db", Path(tmp) / "bulk", Path(tmp) / "pages"
         bulk.mkdir()
+        pages.mkdir()
+        for n in range(opts.base):  # words w0..w9999: a vocabulary that grows with the index
+            words = " ".join(f"w{(n * 7 + i * 13) % 10_000}" for i in range(40))
+            (pages / f"page-{n:05d}.md").write_text(f"# Page {n}\n\n{words}\n")
         for n in range(opts.documents):
             (bulk / f"gizmo-{n:04d}.md").write_text(
                 f"# Gizmo {n}\n\nGizmo number {n} frobnicates the widget in workspace {n % 7}.\n"
             )
         code = "from groundkb.serve.cli import main; main()"
-        for folder, source in (("docs", "docs"), ("entries", "commands")):
+        folders = [
+            (ROOT / "examples" / "docs", "docs"),
+            (ROOT / "examples" / "entries", "commands"),
+            (pages, "pages"),
+        ]
+        for folder, source in folders:
             subprocess.run(
-                [sys.executable, "-c", code, "--db", str(base), "ingest",
-                 str(ROOT / "examples" / folder), "-s", source, "-q"],
+                [sys.executable, "-c", code, "--db", str(base), "ingest", str(folder), "-s",
+                 source, "-q"],
                 check=True, stdout=subprocess.DEVNULL, env=_env(None),
             )  # fmt: skip
         for _ in range(opts.rounds):
@@ -140,7 +151,12 @@ def main() -> None:
                     check=True, capture_output=True, text=True, env=_env(src),
                 )  # fmt: skip
                 results[side].append(json.loads(run.stdout.strip().splitlines()[-1]))
-    out = {"documents_ingested": opts.documents, "cpus": os.cpu_count(), **results}
+    out = {
+        "documents_at_start": opts.base + 13,
+        "documents_ingested": opts.documents,
+        "cpus": os.cpu_count(),
+        **results,
+    }
     print(json.dumps(out, indent=2))
     if opts.json:
         opts.json.write_text(json.dumps(out, indent=2) + "\n")
