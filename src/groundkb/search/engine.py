@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from .. import bounds
 from ..analyze.text import (
     Alternative,
     Analyzer,
@@ -36,6 +37,7 @@ from ..analyze.text import (
 )
 from ..errors import InvalidInput
 from ..models import Chunk, Filters, Hit, SearchResult
+from ..ops.querylog import error_text
 from ..settings import Settings
 from ..store.base import DocSummary, KeywordMatch, Store
 from .apis import ApiIndex, operation_factor
@@ -50,6 +52,7 @@ from .evidence import (
     snippet,
     stemmed_aliases,
 )
+from .refresh import Refreshing
 from .verdict import ClauseStat, Scored, Signals, decide, measure, model_from_settings
 
 if TYPE_CHECKING:
@@ -57,7 +60,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_QUERY_CHARS = 2000
+MAX_QUERY_CHARS = bounds.MAX_QUERY_CHARS
+EMPTY_INDEX = "the index is empty: run `groundkb ingest` or `groundkb sync`"
 MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
 _SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
 
@@ -72,7 +76,8 @@ class _Derived:
 
     token: str
     df: dict[str, int]
-    n_chunks: int
+    n_chunks: int  # at least 1
+    empty: bool  # no chunk at all
     avgdl: float
     known_terms: frozenset[str]
     commands: CommandIndex
@@ -105,27 +110,36 @@ class Searcher:
         self.settings = settings
         self.analyzer = analyzer
         self._embedder = embedder or (lambda: None)
-        self._derived: _Derived | None = None
+        # Derived data is rebuilt in the background while the index changes, the previous
+        # version serving meanwhile (see refresh.py); a search uses the version it started
+        # with throughout. The store's change token says when it is stale.
+        self._derived_data: Refreshing[str, _Derived] = Refreshing(
+            self.store.change_token, self._build_derived
+        )
         self._local = threading.local()  # the derived data this thread's search started with
 
     # ------------------------------------------------------------ derived data
     def derived(self) -> _Derived:
-        token = self.store.change_token()
-        if self._derived is None or self._derived.token != token:
-            stats = self.store.term_stats(())
-            every = self.store.list_documents(Filters(), limit=10**9)
-            commands = [d for d in every if d.type == "command"]
-            self._derived = _Derived(
-                token=token,
-                df={},
-                n_chunks=max(1, stats.chunks),
-                avgdl=stats.avg_length or 1.0,
-                known_terms=_known_terms(every),
-                commands=CommandIndex(commands),
-                apis=ApiIndex.build(every),
-            )
-        self._local.derived = self._derived
-        return self._derived
+        return self._derived_data.get()
+
+    def invalidate(self) -> None:
+        """The index was changed by this process: the next search rebuilds first."""
+        self._derived_data.invalidate()
+
+    def _build_derived(self, token: str) -> _Derived:
+        stats = self.store.term_stats(())
+        every = self.store.list_documents(Filters(), limit=10**9)
+        commands = [d for d in every if d.type == "command"]
+        return _Derived(
+            token=token,
+            df={},
+            n_chunks=max(1, stats.chunks),
+            empty=stats.chunks == 0,
+            avgdl=stats.avg_length or 1.0,
+            known_terms=_known_terms(every),
+            commands=CommandIndex(commands),
+            apis=ApiIndex.build(every),
+        )
 
     def commands_for(self, filters: Filters, derived: _Derived | None = None) -> CommandIndex:
         """The command index of the commands ``filters`` allow (cached per filter):
@@ -142,7 +156,7 @@ class Searcher:
         return index
 
     def _current(self) -> _Derived:
-        """The derived data checked at the start of this search (no store round trip)."""
+        """The derived data this thread's search started with (no store round trip)."""
         current: _Derived | None = getattr(self._local, "derived", None)
         return current if current is not None else self.derived()
 
@@ -168,24 +182,29 @@ class Searcher:
         limit = self.settings.default_limit if limit is None else limit
         text = query.strip()
         if not text:
-            raise InvalidInput("query is blank")
+            raise InvalidInput("query: must not be empty")
         if len(text) > MAX_QUERY_CHARS:
             raise InvalidInput(f"query is longer than {MAX_QUERY_CHARS} characters")
         if limit < 1 or limit > 100:
             raise InvalidInput("limit must be between 1 and 100")
         derived = self.derived()
-        command = None
-        if not filters.types or "command" in filters.types:
-            command = self.commands_for(filters, derived).lookup(text)
-        if command is not None:
-            result = self._command_result(text, command, limit)
-        else:
-            semantic, mode, notice = self._semantic(text, filters, limit)
-            result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
-            # "workspace and widgets": two topics, each answered, answer with both (each
-            # part is searched the same way as the whole)
-            result = self._multi_intent(text, filters, limit, semantic is not None) or result
-            result = replace(result, notice=notice)
+        outer = getattr(self._local, "derived", None)
+        self._local.derived = derived  # one version of the derived data per search
+        try:
+            command = None
+            if not filters.types or "command" in filters.types:
+                command = self.commands_for(filters, derived).lookup(text)
+            if command is not None:
+                result = self._command_result(text, command, limit)
+            else:
+                semantic, mode, notice = self._semantic(text, filters, limit)
+                result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
+                # "workspace and widgets": two topics, each answered, answer with both
+                # (each part is searched the same way as the whole)
+                result = self._multi_intent(text, filters, limit, semantic is not None) or result
+                result = replace(result, notice=notice)
+        finally:
+            self._local.derived = outer
         result = replace(result, hits=_monotone(result.hits))
         took = (time.perf_counter() - started) * 1000
         log.debug(
@@ -200,7 +219,7 @@ class Searcher:
 
     def parse(self, text: str) -> tuple[ParsedQuery, str]:
         """Analyze a query and correct words the index does not know."""
-        d = self.derived()
+        d = self._current()
         parsed = self.analyzer.parse(text, d.known_terms)
         if not self.settings.typo_correction or len(parsed.clauses) > self.settings.typo_max_terms:
             # In a long question an unknown word is more likely a real word the docs do
@@ -252,11 +271,14 @@ class Searcher:
         try:
             embedder = self._embedder()
         except Exception as exc:  # any embedder failure degrades, never fails the search
-            log.warning("opening the embedder failed, searching by keyword: %s", exc)
-            return None, "keyword", f"embedder failed ({exc}); keyword search only"
+            why = error_text(exc)
+            log.warning("opening the embedder failed, searching by keyword: %s", why)
+            return None, "keyword", f"embedder failed ({why}); keyword search only"
         if embedder is None:  # keyword-only by configuration: nothing to report
             return None, "keyword", ""
         stored = self.store.embedder()  # a store error is the search's error
+        if stored is None and self._current().empty:
+            return None, "keyword", EMPTY_INDEX
         if stored is None or stored[0] != embedder.name:
             have = stored[0] if stored else "no embeddings"
             return (
@@ -272,8 +294,9 @@ class Searcher:
 
             vector = to_bytes(embedder.embed_query(text)[None, :])[0]
         except Exception as exc:  # any embedder failure degrades, never fails the search
-            log.warning("embedding the query failed, searching by keyword: %s", exc)
-            return None, "keyword", f"embedder failed ({exc}); keyword search only"
+            why = error_text(exc)
+            log.warning("embedding the query failed, searching by keyword: %s", why)
+            return None, "keyword", f"embedder failed ({why}); keyword search only"
         from .vectors import Neighbours
 
         k = max(self.settings.vector_candidates, limit * 2)

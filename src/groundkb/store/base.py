@@ -36,6 +36,14 @@ Contracts shared by every method:
   (disabled sources, and access control: :mod:`groundkb.ops.visible` narrows
   ``sources`` for every read). Statistics (``term_stats``, the counts of
   ``similar_terms``, ``stats``, ``sources``) describe the whole index.
+- **Derived data.** What a backend derives from the whole index and keeps in memory
+  (SQLite: the term table and the vector matrix; both: the vocabulary of
+  ``similar_terms``) is keyed on :meth:`Store.change_token` and rebuilt like the search
+  engine's derived data (:mod:`groundkb.search.refresh`): after a write through the
+  same store object, before the next read; after another process's write, in the
+  background at a bounded rate, the previous version answering meanwhile. Methods that
+  say so may therefore answer as of a recent change token rather than the latest;
+  everything else reads the database as of the call.
 - **Analyzed text.** Stores index the five analyzed fields of a chunk
   (:data:`FIELDS`, from :func:`groundkb.analyze.text.analyzed_fields`: lower-case
   tokens joined by single spaces) and nothing else; terms are those tokens, compared
@@ -273,7 +281,9 @@ class Store(Protocol):
 
     def term_stats(self, terms: Collection[str]) -> TermStats:
         """Chunk count, average chunk length and, for every given term, the number of
-        chunks whose fields contain it. Exact as of the call; one round trip."""
+        chunks whose fields contain it, in one round trip at most. Consistent (one state of
+        the index); as of a recent change token where the backend derives them (see
+        "Derived data")."""
         ...
 
     def similar_terms(
@@ -283,7 +293,7 @@ class Store(Protocol):
         ``word`` (the vocabulary for typo correction and did-you-mean), nearest first,
         then by term. Edits are optimal string alignment: insertions, deletions,
         substitutions and swaps of two neighbouring letters count one each. A backend
-        may serve it from a vocabulary cached per change token."""
+        may serve it from a vocabulary derived per change token (see "Derived data")."""
         ...
 
     # ------------------------------------------------------------ vector side
@@ -315,12 +325,15 @@ class Store(Protocol):
         """Up to ``k`` (chunk id, inner product with ``vector``) of the chunks with a
         current vector that pass the filters, best first. Vectors are unit length, so
         the score is the cosine. A backend may use an approximate index (HNSW) when it
-        states so; exact otherwise. IndexMismatch for a vector of another dimension."""
+        states so; exact otherwise. A backend that searches a matrix in memory answers as of
+        a recent change token (see "Derived data"). IndexMismatch for a vector of another
+        dimension."""
         ...
 
     def similarities(self, vector: bytes, chunk_ids: Sequence[str]) -> dict[str, float]:
         """Exact inner product of ``vector`` with each given chunk that has a current
-        vector (for fusion, which scores every candidate on both sides)."""
+        vector (for fusion, which scores every candidate on both sides); as of the same
+        version of the vectors as :meth:`nearest`."""
         ...
 
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, bytes]:

@@ -10,8 +10,8 @@ database outages (``pg_connect.py``).
   (``pg_text.py``), ordered there by an approximation of BM25 and finished here with
   FTS5's exact formula, so candidates match SQLite's.
 - Term statistics: the ``terms`` table and ``state`` totals, kept exact inside every
-  write's transaction; the vocabulary for typo correction is loaded once per change
-  token.
+  write's transaction; the vocabulary for typo correction is loaded per change token,
+  in the background at a bounded rate while other processes write (``search/refresh.py``).
 - Vectors: a ``vector(n)`` column with an HNSW index (inner product), created when the
   embedder is recorded. ``nearest`` is approximate (HNSW, ``ef_search`` ≥ 100, iterative
   scans with filters on pgvector ≥ 0.8); ``similarities`` is exact.
@@ -22,7 +22,6 @@ database outages (``pg_connect.py``).
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
@@ -33,6 +32,7 @@ from pgvector.psycopg import register_vector
 from ..analyze.text import TOKENIZER_VERSION
 from ..errors import IndexMismatch, InvalidInput, StoreError
 from ..models import Chunk, Document, Filters, Source, SourceInfo, Stats
+from ..search.refresh import Refreshing
 from . import migrations
 from .base import (
     FIELDS,
@@ -85,8 +85,12 @@ class PostgresStore:
         self.target = parse_url(url)
         self.location = self.target.display
         self.schema = self.target.schema
-        self._vocab: tuple[str, list[str], dict[str, int]] | None = None
-        self._vocab_lock = threading.Lock()
+        # the vocabulary for typo correction, rebuilt like the search engine's derived
+        # data (search/refresh.py): at once after this store's own writes, in the
+        # background at a bounded rate after other processes'
+        self._vocab: Refreshing[str, tuple[list[str], dict[str, int]]] = Refreshing(
+            self.change_token, self._load_vocabulary
+        )
         self.migrated: tuple[int, int] | None = None  # (before, after) when migrate=True
         conn = connect(self.target, timeout)
         try:
@@ -142,7 +146,10 @@ class PostgresStore:
                 conn.execute("UPDATE state SET version = version + 1 WHERE id = 1")
                 return out
 
-        return self._connections.run(tx, write=True)
+        try:
+            return self._connections.run(tx, write=True)
+        finally:  # read your own writes (also after a failure: nothing is lost by it)
+            self._vocab.invalidate()
 
     def close(self) -> None:
         self._connections.close()
@@ -355,15 +362,14 @@ class PostgresStore:
         )
         return [match_row(r, 0.0) for r in rows]
 
+    def _load_vocabulary(self, _token: str) -> tuple[list[str], dict[str, int]]:
+        rows = self._read("SELECT term, df FROM terms WHERE df > 0 ORDER BY term")
+        return [r[0] for r in rows], dict(rows)
+
     def similar_terms(
         self, word: str, max_edits: int, filters: Filters = Filters()
     ) -> list[SimilarTerm]:
-        token = self.change_token()
-        with self._vocab_lock:
-            if self._vocab is None or self._vocab[0] != token:
-                rows = self._read("SELECT term, df FROM terms WHERE df > 0 ORDER BY term")
-                self._vocab = (token, [r[0] for r in rows], dict(rows))
-            _, terms, df = self._vocab
+        terms, df = self._vocab.get()
         found = similar(word, max_edits, terms, df)
         where, args = filters_sql(filters, "c")
         if not where or not found:

@@ -10,6 +10,10 @@ a time anyway); other processes open their own and read while one writes (WAL).
   (FTS5's own term table), loaded once per change token.
 - ``nearest`` multiplies a numpy matrix of every vector (``exact.py``), also built once
   per change token.
+- Both are rebuilt like the search engine's derived data (``search/refresh.py``): after
+  this store's own writes before the next read; after another process's, in the
+  background at a bounded rate, the previous version answering meanwhile (so a server
+  keeps its pace while another process ingests).
 
 Every ``sqlite3`` error becomes a :class:`~groundkb.errors.StoreError`.
 """
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import Conflict, InvalidInput, StoreError
 from ..models import Chunk, Document, Filters, Source, SourceInfo, Stats
+from ..search.refresh import Refreshing
 from . import migrations, sqlite_vectors
 from .base import (
     FIELDS,
@@ -87,8 +92,13 @@ class SQLiteStore:
         self.location = self.path = str(path)
         self._lock = threading.RLock()
         self._commits = 0
-        self._vocab: Vocabulary | None = None
-        self._matrix: VectorMatrix | None = None
+        self._vocab: Refreshing[str, Vocabulary] = Refreshing(
+            self.change_token, self._load_vocabulary
+        )
+        self._matrix: Refreshing[str, VectorMatrix] = Refreshing(
+            self.change_token,
+            lambda token: sqlite_vectors.load(self._query, token, self.embedder()),
+        )
         self.migrated: tuple[int, int] | None = None  # (before, after) when opening migrated
         if self.path != ":memory:":
             if read_only and not Path(self.path).exists():
@@ -142,6 +152,8 @@ class SQLiteStore:
                 yield self._db
                 self._db.execute("COMMIT")
                 self._commits += 1
+                self._vocab.invalidate()  # read your own writes
+                self._matrix.invalidate()
             except sqlite3.Error as exc:
                 self._rollback()
                 raise StoreError(f"{self.path}: {exc}") from exc
@@ -443,13 +455,12 @@ class SQLiteStore:
         out.sort(key=lambda m: order[m.chunk_id])
         return out
 
+    def _load_vocabulary(self, token: str) -> Vocabulary:
+        with self._snapshot():
+            return Vocabulary.load(self._query, token)
+
     def _vocabulary(self) -> Vocabulary:
-        token = self.change_token()
-        vocab = self._vocab
-        if vocab is None or vocab.token != token:
-            with self._snapshot():
-                vocab = self._vocab = Vocabulary.load(self._query, token)
-        return vocab
+        return self._vocab.get()
 
     def term_stats(self, terms: Collection[str]) -> TermStats:
         vocab = self._vocabulary()
@@ -488,11 +499,7 @@ class SQLiteStore:
             sqlite_vectors.put_vectors(db, items)
 
     def _vectors(self) -> VectorMatrix:
-        token = self.change_token()
-        matrix = self._matrix
-        if matrix is None or matrix.token != token:
-            matrix = self._matrix = sqlite_vectors.load(self._query, token, self.embedder())
-        return matrix
+        return self._matrix.get()
 
     def nearest(self, vector: bytes, filters: Filters, k: int) -> list[tuple[str, float]]:
         return self._vectors().nearest(vector, filters, k)

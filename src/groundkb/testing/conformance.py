@@ -259,6 +259,43 @@ class StoreConformance:
             d for d in store.list_documents(Filters()) if d.source == "s"
         ]
 
+    def test_the_visible_view_hides_sources_inside_every_read(
+        self, store: Store, other: Store
+    ) -> None:
+        """The one mechanism for the sources a caller may see (disabled sources today):
+        :class:`~groundkb.ops.visible.VisibleStore` narrows every read's filters, so the
+        store applies it inside its queries and limits stay right; statistics stay
+        whole."""
+        from ..ops.visible import VisibleStore, write_disabled
+
+        store.set_embedder("test", 2)
+        for i in range(30):
+            doc = make_doc(f"t{i:02}", "gadget gadget gizmo", source="t", title="Gadget")
+            store.write(*doc)
+        store.write(*make_doc("s1", "a word about a gadget and more words", source="s"))
+        store.put_vectors([(f"t{i:02}#0", unit(1, 0)) for i in range(30)])
+        store.put_vectors([("s1#0", unit(1, 1))])
+        view = VisibleStore(store)
+        assert view.count_documents(Filters()) == 31
+        write_disabled(other, ["t"])  # another process disables t
+        view.change_token()  # what a search does at its start
+        assert view.disabled() == {"t"} and view.allowed() == frozenset({"s"})
+        assert [m.doc_id for m in view.keyword_candidates(query("gadget", limit=5))] == ["s1"]
+        assert [c for c, _ in view.nearest(unit(1, 0), Filters(), 3)] == ["s1#0"]
+        assert [d.id for d in view.list_documents(Filters())] == ["s1"]
+        assert view.count_documents(Filters()) == 1
+        assert view.count_documents(Filters(sources=("t",))) == 0
+        assert [d.id for d in view.documents(["t00", "s1"])] == ["s1"]
+        assert view.chunks(["t00"]) == []
+        assert [m.chunk_id for m in view.chunk_matches(["t00#0", "s1#0"])] == ["s1#0"]
+        assert view.similar_terms("gizmos", 1) == []
+        assert [x.term for x in store.similar_terms("gizmos", 1)] == ["gizmo"]
+        assert view.term_stats(["gadget"]).df["gadget"] == 31  # ranking is unchanged
+        write_disabled(other, [])
+        view.change_token()
+        assert view.allowed() is None and view.count_documents(Filters()) == 31
+        assert len(view.keyword_candidates(query("gadget", limit=5))) == 5
+
     def test_type_and_category_filters_follow_document_updates(self, store: Store) -> None:
         store.write(*make_doc("a", "gadget", type="guide"))
         store.write(*make_doc("a", "gadget", type="command", category="cli"))
