@@ -14,7 +14,7 @@ from mcp import Client, MCPError
 from groundkb import KnowledgeBase
 from groundkb.answer.injection import detect_injection
 from groundkb.answer.tokens import count_tokens
-from groundkb.answer.tooloutput import compact_json, fit_document, fit_search
+from groundkb.answer.tooloutput import compact_json, fit_document, fit_search, fits
 from groundkb.errors import InvalidInput
 from groundkb.serve.mcp import build_server
 
@@ -148,6 +148,14 @@ def test_fit_search_refuses_rather_than_exceeds_and_fit_document_pages_cover_the
             break
         offset = page["next_offset"]
     assert "".join(pieces) == text
+
+
+def test_fits_agrees_with_the_token_count_whether_or_not_it_counts() -> None:
+    for text in ("short", "Unicode — 漢字 🙂 " * 40, "word " * 5000):
+        data = {"content": text}
+        needed = count_tokens(compact_json(data))
+        for budget in (needed - 1, needed, len(compact_json(data).encode("utf-8"))):
+            assert fits(data, budget) == (needed <= budget)
 
 
 INJECTIONS = [

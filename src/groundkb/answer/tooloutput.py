@@ -14,7 +14,8 @@ sent (the structured content is the same JSON):
 
 Without the ``prompts`` extra (no tokenizer) the size in UTF-8 bytes stands in for the
 token count: a byte-pair token is at least one byte, so the budget still holds, only
-more conservatively.
+more conservatively. The same bound spares the tokenizer altogether when the text has no
+more bytes than the budget has tokens, which is the usual case.
 
 The text is compact JSON (no indentation): the SDK's default indented dump cost 30–40 %
 more tokens for the same data (see docs/prompts.md).
@@ -49,6 +50,13 @@ def json_tokens(data: Any) -> int:
     return count_tokens(compact_json(data))
 
 
+def fits(data: Any, max_tokens: int) -> bool:
+    """Whether ``data`` as compact JSON takes at most ``max_tokens`` tokens; counted only
+    when its UTF-8 bytes (an upper bound on its tokens) exceed the budget."""
+    text = compact_json(data)
+    return len(text.encode("utf-8")) <= max_tokens or count_tokens(text) <= max_tokens
+
+
 def _too_small(max_tokens: int, data: Any) -> InvalidInput:
     return InvalidInput(
         f"max_tokens {max_tokens} is too small for this result (it needs at least "
@@ -61,11 +69,11 @@ def fit_search(data: Mapping[str, Any], max_tokens: int) -> dict[str, Any]:
     until it fits ``max_tokens``; ``dropped_hits`` says how many went."""
     out = {**data, "dropped_hits": 0}
     hits = list(out["hits"])
-    while json_tokens(out) > max_tokens and hits:
+    while hits and not fits(out, max_tokens):
         worst = min(range(len(hits)), key=lambda i: (hits[i].get("score", 0.0), -i))
         hits.pop(worst)
         out = {**out, "hits": hits, "dropped_hits": out["dropped_hits"] + 1}
-    if json_tokens(out) > max_tokens:
+    if not fits(out, max_tokens):
         raise _too_small(max_tokens, out)
     return out
 
@@ -78,7 +86,7 @@ def fit_document(data: Mapping[str, Any], max_tokens: int, offset: int = 0) -> d
         raise InvalidInput(f"offset {offset} is outside the content ({len(content)} characters)")
     rest = content[offset:]
     out = {**data, "content": rest, "offset": offset, "truncated": False, "next_offset": None}
-    if json_tokens(out) <= max_tokens:
+    if fits(out, max_tokens):
         return out
     empty = {**out, "content": "", "truncated": True, "next_offset": offset}
     room = max_tokens - json_tokens(empty)
