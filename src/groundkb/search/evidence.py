@@ -22,6 +22,7 @@ from .verdict import Scored
 
 FIELD_FACTOR = {"title": 1.0, "aliases": 1.0, "keywords": 0.8, "header": 0.7, "body": 0.4}
 MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "typo": 0.8, "synonym": 0.5}
+_RUN = re.compile(r"[^\W_]+")  # a run of letters and digits: the words a snippet counts
 
 
 def contains(haystack: str, needle: tuple[str, ...]) -> bool:
@@ -54,6 +55,15 @@ def score_evidence(
     guard = False
     best_kind_factor = 1.0
     name_factor = _name_factor(m, parsed, stop_words)
+    words: dict[str, frozenset[str]] = {}  # each field's words, split once per candidate
+
+    def has(field: str, tokens: tuple[str, ...]) -> bool:
+        if len(tokens) != 1:
+            return contains(m.fields[field], tokens)
+        if (got := words.get(field)) is None:
+            got = words[field] = frozenset(m.fields[field].split())
+        return tokens[0] in got
+
     for clause, weight in zip(parsed.clauses, clause_weights, strict=True):
         total += weight
         best = 0.0
@@ -63,7 +73,7 @@ def score_evidence(
             for field, factor in FIELD_FACTOR.items():
                 if field in ("title", "aliases"):
                     factor = name_factor
-                if factor * MATCH_FACTOR[alt.kind] > best and contains(m.fields[field], alt.tokens):
+                if factor * MATCH_FACTOR[alt.kind] > best and has(field, alt.tokens):
                     best = factor * MATCH_FACTOR[alt.kind]
                     where, via = field, alt
         if via is not None:
@@ -118,10 +128,15 @@ def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
     words = {w for t in terms for w in tokenize(t)}
     if not words:
         return flat[:width].rsplit(" ", 1)[0] + "…"
-    forms = sorted(words | {w + "s" for w in words}, key=len, reverse=True)
-    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, forms)) + r")(?![^\W_])", re.I)
-    # Offsets of matched words; the best window starts at one of them.
-    starts = [m.start() for m in pattern.finditer(flat)]
+    forms = {f.lower() for f in words | {w + "s" for w in words}}
+    # Offsets of matched words; the best window starts at one of them. Forms made of
+    # letters and digits only are whole runs of them, found with one shared pattern.
+    if all(_RUN.fullmatch(f) for f in forms):
+        starts = [m.start() for m in _RUN.finditer(flat) if m.group().lower() in forms]
+    else:
+        alternation = "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
+        pattern = re.compile(r"(?<![^\W_])(?:" + alternation + r")(?![^\W_])", re.I)
+        starts = [m.start() for m in pattern.finditer(flat)]
     best, best_at = 0, 0
     j = 0
     for i, start in enumerate(starts):
