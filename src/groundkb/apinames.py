@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .analyze.text import singular
+
 HTTP_METHODS: tuple[str, ...] = (
     "get",
     "put",
@@ -61,25 +63,6 @@ _ACTION_VERBS_TEXT = """
 """
 ACTION_VERBS = frozenset(_ACTION_VERBS_TEXT.split())
 
-_IRREGULAR = {
-    "people": "person",
-    "children": "child",
-    "men": "man",
-    "women": "woman",
-    "indices": "index",
-    "matrices": "matrix",
-    "vertices": "vertex",
-    "analyses": "analysis",
-    "aliases": "alias",
-    "statuses": "status",
-    "buses": "bus",
-    "data": "data",
-    "media": "media",
-    "criteria": "criterion",
-}
-_NO_SINGULAR_ENDINGS = ("ss", "us", "is", "ics", "news", "series", "species")
-
-
 def split_words(text: str) -> list[str]:
     """Lower-case words of an identifier: ``listPaymentIntents``, ``issues/list-for-repo``."""
     out: list[str] = []
@@ -89,24 +72,8 @@ def split_words(text: str) -> list[str]:
     return out
 
 
-def singular(word: str) -> str:
-    """The singular of an English noun, conservatively (``policies`` → ``policy``)."""
-    w = word.lower()
-    if w in _IRREGULAR:
-        return _IRREGULAR[w]
-    if len(w) <= 3 or w.endswith(_NO_SINGULAR_ENDINGS):
-        return w
-    if w.endswith("ies"):
-        return w[:-3] + "y"
-    if w.endswith(("sses", "xes", "ches", "shes", "zzes")):
-        return w[:-2]
-    if w.endswith("s"):
-        return w[:-1]
-    return w
-
-
 def is_plural(word: str) -> bool:
-    return singular(word) != word.lower()
+    return singular(word.lower()) != word.lower()
 
 
 def resource_key(name: str) -> str:

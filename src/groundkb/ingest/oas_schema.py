@@ -35,7 +35,7 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
     _YamlLoader = yaml.SafeLoader
 
 MAX_REF_FILE_BYTES = 64 * 1024 * 1024
-MAX_REF_FILES = 1000
+MAX_REF_FILES = 20000
 MAX_REF_HOPS = 64
 
 _REF_TEXT = re.compile(rb"""\$ref["']?\s*:\s*["']?([^"'\s#{}\[\],][^"'\s,}\]#]*)""")
