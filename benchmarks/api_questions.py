@@ -67,7 +67,10 @@ APIS: dict[str, tuple[Path, Path]] = {
     "spotify": (SPECS / "spotify.yml", HELD_OUT_QUESTIONS / "spotify.jsonl"),
     "slack": (SPECS / "slack.json", HELD_OUT_QUESTIONS / "slack.jsonl"),
     "openai": (SPECS / "openai.yaml", HELD_OUT_QUESTIONS / "openai.jsonl"),
-    "digitalocean": (SPECS / "digitalocean" / "digitalocean.yaml", HELD_OUT_QUESTIONS / "digitalocean.jsonl"),
+    "digitalocean": (
+        SPECS / "digitalocean" / "digitalocean.yaml",
+        HELD_OUT_QUESTIONS / "digitalocean.jsonl",
+    ),
 }
 DEV_APIS = ("kubernetes", "twilio")
 

@@ -89,11 +89,10 @@ _S_NOUNS = """alias atlas bias canvas gas bus bonus campus census chorus circus 
     lens iris""".split()  # noqa: SIM905
 _IS_NOUNS = """analysis axis basis crisis diagnosis ellipsis emphasis hypothesis parenthesis
     synopsis thesis""".split()  # noqa: SIM905
-_NOT_PLURALS = frozenset(
-    [*_S_NOUNS, *_IS_NOUNS, *"""news series species always perhaps whereas towards
-    afterwards sometimes besides kudos chaos physics mathematics economics ethics analytics
-    statistics diabetes measles windows kubernetes jenkins postgres redis""".split()]  # noqa: SIM905
-)
+_LOOK_PLURAL = """news series species always perhaps whereas towards afterwards sometimes
+    besides kudos chaos physics mathematics economics ethics analytics statistics diabetes
+    measles windows kubernetes jenkins postgres redis""".split()  # noqa: SIM905
+_NOT_PLURALS = frozenset([*_S_NOUNS, *_IS_NOUNS, *_LOOK_PLURAL])
 _IRREGULAR_PLURALS = {
     **{w + "es": w for w in _S_NOUNS},
     **{w[:-2] + "es": w for w in _IS_NOUNS if w != "basis"},  # "bases" stays base

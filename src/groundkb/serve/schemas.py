@@ -94,6 +94,9 @@ class HitOut(_Out):
     retriever: str = "keyword"
     command: str = ""
     summary: str = ""
+    method: str = Field(default="", description="API operations: the HTTP method.")
+    path: str = Field(default="", description="API operations: the path, as in the spec.")
+    resource: str = Field(default="", description="API operations: the resource acted on.")
 
 
 class SearchOut(_Out):
