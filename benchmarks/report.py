@@ -37,6 +37,103 @@ def load(name: str) -> tuple[dict[str, Any] | None, str]:
     return json.loads(path.read_text(encoding="utf-8")), when
 
 
+def _cell(m: dict[str, Any] | None) -> str:
+    if not m or m.get("hit@1") is None:
+        return "—"
+    return f"{m['hit@1']:.3f} / {m['hit@5']:.3f} / {m['mrr@10']:.3f}"
+
+
+def api_section() -> list[str]:
+    """Endpoint questions: before/after, alone and together, and leave-one-spec-out."""
+    after, when = load("api_questions-after.json")
+    if not after:
+        return []
+    before, bwhen = load("api_questions-before.json")
+    fit, fwhen = load("api_fit.json")
+    lines = [
+        "## Endpoint questions (OpenAPI)",
+        "",
+        f"`benchmarks/api_questions.py` (after: {when}; before: {bwhen or '—'}, the same script"
+        " on the previous commit's code and its own indexes): natural-language questions over"
+        " eight public APIs, every API weighing the same in `all`. Kubernetes and Twilio are"
+        " the development questions (`shared/eval/api_questions_dev/`); Stripe, GitHub,"
+        " Spotify, Slack, OpenAI and DigitalOcean the held-out questions of"
+        " `benchmarks/data/api_questions/`, written before this ranking. `alone`: each API in"
+        " an index of its own; `together`: all eight in one index. Cells: hit@1 / hit@5 /"
+        " MRR@10 of the answerable questions.",
+        "",
+        "| condition | mode | API | before | after |",
+        "|---|---|---|---|---|",
+    ]
+    for condition, by_mode in after["summary"].items():
+        for mode, s in by_mode.items():
+            prev = (before or {}).get("summary", {}).get(condition, {}).get(mode, {})
+            for api, m in s["apis"].items():
+                lines.append(
+                    f"| {condition} | {mode} | {api} | {_cell(prev.get('apis', {}).get(api))}"
+                    f" | {_cell(m)} |"
+                )
+            for group in ("all", "held_out"):
+                lines.append(
+                    f"| {condition} | {mode} | **{group}** | {_cell(prev.get(group))}"
+                    f" | {_cell(s[group])} |"
+                )
+    lines += [
+        "",
+        "Distractors (hit@1 alone → together, `all`), false answers on the 42 questions with"
+        " no operation (`all`, alone), and the median search time of the run (p50 ms over"
+        " every question of the condition):",
+        "",
+        "| mode | version | hit@1 alone | hit@1 together | cost | false answers | p50 alone"
+        " | p50 together |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for mode in after["summary"].get("alone", {}):
+        for name, res in (("before", before), ("after", after)):
+            if not res:
+                continue
+            alone = res["summary"].get("alone", {}).get(mode)
+            together = res["summary"].get("together", {}).get(mode)
+            if not alone or not together:
+                continue
+            a1, t1 = alone["all"]["hit@1"], together["all"]["hit@1"]
+            lines.append(
+                f"| {mode} | {name} | {a1:.3f} | {t1:.3f} | {a1 - t1:.3f}"
+                f" | {alone['all']['false_answers']:.3f} | {alone['p50_ms']}"
+                f" | {together['p50_ms']} |"
+            )
+    if fit:
+        lines += [
+            "",
+            f"Leave one spec out (`benchmarks/fit_api_ranking.py`, {fwhen}): each API scored"
+            " alone with the constants best on the other seven (grid:"
+            + ", ".join(f"`{k}` {list(v)}" for k, v in fit["grid"].items())
+            + "); declared defaults, best on all eight: "
+            + ", ".join(f"`{k}` = {v}" for k, v in fit["final"].items())
+            + ".",
+            "",
+            "| API | constants chosen without it | "
+            + " | ".join(f"{mode} hit@1 / hit@5 / MRR@10" for mode in fit["modes"])
+            + " |",
+            "|---|---|" + "---|" * len(fit["modes"]),
+        ]
+        for api, fold in fit["folds"].items():
+            chosen = ", ".join(f"{k.removeprefix('api_')} {v}" for k, v in fold["chosen"].items())
+            lines.append(
+                f"| {api} | {chosen} | "
+                + " | ".join(_cell(fold.get(mode)) for mode in fit["modes"])
+                + " |"
+            )
+        for group, key in (("all", "loso"), ("held-out six", "loso_held_out")):
+            lines.append(
+                f"| **{group}** | | "
+                + " | ".join(_cell(fit[key].get(mode)) for mode in fit["modes"])
+                + " |"
+            )
+    lines.append("")
+    return lines
+
+
 def main() -> None:
     lines = [
         "# Benchmarks",
@@ -117,52 +214,7 @@ def main() -> None:
                 f" | {' / '.join(f'{x:.3f}' for x in ref) if ref else '—'} |"
             )
         lines.append("")
-    api, when = load("api_questions.json")
-    if api:
-        sizes = {name: g["all"]["n"] for name, g in api["summary"]["keyword"].items()}
-        lines += [
-            "## Endpoint questions (OpenAPI)",
-            "",
-            f"`benchmarks/api_questions.py`, {when}: natural-language questions over the"
-            " Kubernetes and Twilio specs ingested together; a hit is the expected operation."
-            f" The dev set ({sizes.get('dev', 0)} questions, `endpoint_questions.yaml`) is the"
-            " one the API ranking was developed on; the held-out set"
-            f" ({sizes.get('held_out', 0)}, `endpoint_questions_heldout.yaml`) was written"
-            " before that work and never tuned on.",
-            "",
-            "| mode | questions | API | hit@1 | hit@5 | answered |",
-            "|---|---|---|---|---|---|",
-        ]
-        for mode, sets in api["summary"].items():
-            for set_name, groups in sets.items():
-                for name, g in groups.items():
-                    lines.append(
-                        f"| {mode} | {set_name} | {name} | {g['hit@1']:.3f} | {g['hit@5']:.3f}"
-                        f" | {g['answer']:.3f} |"
-                    )
-        distracted, dwhen = load("api_questions_distractors.json")
-        if distracted:
-            cells = [
-                f"{mode} {set_name} {groups['all']['hit@1']:.3f} / {groups['all']['hit@5']:.3f}"
-                for mode, sets in distracted["summary"].items()
-                for set_name, groups in sets.items()
-            ]
-            lines += [
-                "",
-                f"With the Stripe and GitHub specs in the same index (`--distractors`, {dwhen}),"
-                " hit@1 / hit@5: " + "; ".join(cells) + ".",
-            ]
-        gh = api["github_ingest"]
-        lines += [
-            "",
-            f"GitHub REST spec (13 MB): {gh['documents']:,} operations ingested keyword-only in"
-            f" {gh['seconds']} s. Kubernetes + Twilio ingest with embeddings: "
-            + ", ".join(
-                f"{i['source']} {i['documents']:,} docs in {i['seconds']} s" for i in api["ingest"]
-            )
-            + ".",
-            "",
-        ]
+    lines += api_section()
     web, when = load("web_sources.json")
     if web:
         kw, again, conv = web["keyword_crawl"], web["unchanged_recrawl"], web["convert_only"]

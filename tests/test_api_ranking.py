@@ -149,3 +149,19 @@ def test_hits_for_operations_carry_method_path_and_resource(kw: KnowledgeBase) -
     assert (out["method"], out["path"], out["resource"]) == ("POST", "/v2/servers", "server")
     rpc = kw.search("lookup user by email", limit=1).hits[0]
     assert (rpc.method, rpc.path, rpc.resource) == ("GET", "/users.lookupByEmail", "user")
+
+
+def test_an_operation_of_an_api_that_lacks_the_questions_resources_weighs_less() -> None:
+    music = DocSummary("m:POST /playlists", "music", "api", "", "Create a playlist", "", (),
+                       ("createPlaylist",), "", "", "", "create")  # fmt: skip
+    chat = DocSummary("c:POST /channels", "chat", "api", "", "Create a channel", "", (),
+                      ("createChannel",), "", "", "", "create")  # fmt: skip
+    index = ApiIndex.build([music, chat])
+    tokens = ("add", "a", "song", "to", "my", "playlist")
+    assert index.missing_share(tokens, "music") == 0.0
+    assert index.missing_share(tokens, "chat") == 1.0
+    weights = ApiWeights(kind_boost=0.0, resource=1.0, parent=1.0, superseded=1.0, context=0.5)
+    assert operation_factor(tokens, chat, False, weights, index) == 0.5
+    assert operation_factor(tokens, music, False, weights, index) == 1.0
+    # one API alone: nothing to compare, no factor
+    assert ApiIndex.build([music]).missing_share(tokens, "chat") == 0.0
