@@ -25,7 +25,9 @@ script measures an earlier version of groundkb (``PYTHONPATH=other/src``, with i
         [--fresh] [--verbose] [--out FILE]
 
 Indexes are built once into ``benchmarks/results/tmp/apiq-{label}/`` (embedding takes
-minutes on 2 cores) and reused; ``--fresh`` rebuilds them. ``--set`` overrides a setting
+minutes on 2 cores) and reused; ``--fresh`` rebuilds them. The together index is built
+first; an API alone is a copy of it with the other APIs deleted (the same documents,
+chunks and vectors, not embedded twice). ``--set`` overrides a setting
 for the searches (the fitting script uses it). Writes
 ``benchmarks/results/api_questions[-{label}].json``.
 """
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shutil
 import statistics
 import sys
 import tarfile
@@ -120,16 +123,28 @@ def base_settings(db: Path, overrides: Mapping[str, str] | None = None) -> Setti
     return s.replace(**dict(overrides or {})) if overrides else s
 
 
-def build(db: Path, apis: Sequence[str], fresh: bool) -> list[dict[str, Any]]:
-    """Ingest ``apis`` into ``db`` with embeddings (once; ``fresh`` rebuilds)."""
+def _remove(db: Path) -> None:
+    for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        stale.unlink(missing_ok=True)
+
+
+def build(
+    db: Path, apis: Sequence[str], fresh: bool, seed: Path | None = None
+) -> list[dict[str, Any]]:
+    """Ingest ``apis`` into ``db`` with embeddings (once; ``fresh`` rebuilds).
+
+    ``seed``: an index already holding some of ``apis`` (an ``alone`` one) to start from,
+    so that its vectors are not computed twice; its documents are re-ingested unchanged.
+    """
     info = db.with_suffix(".json")
     if db.exists() and info.exists() and not fresh:
         return list(json.loads(info.read_text(encoding="utf-8")))
-    for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
-        stale.unlink(missing_ok=True)
+    _remove(db)
     db.parent.mkdir(parents=True, exist_ok=True)
     part = db.with_suffix(".part")
-    part.unlink(missing_ok=True)
+    _remove(part)
+    if seed is not None and seed.exists() and not fresh:
+        shutil.copyfile(seed, part)
     out = []
     retrieval = "keyword" if EMBEDDER == "none" else "hybrid"
     with KnowledgeBase.open(settings=base_settings(part).replace(retrieval=retrieval)) as kb:
@@ -148,6 +163,28 @@ def build(db: Path, apis: Sequence[str], fresh: bool) -> list[dict[str, Any]]:
             )
             print(f"  {db.parent.name}/{db.stem}: {out[-1]}", file=sys.stderr, flush=True)
     part.rename(db)
+    info.write_text(json.dumps(out), encoding="utf-8")
+    return out
+
+
+def derive(db: Path, together: Path, api: str) -> list[dict[str, Any]]:
+    """An index of ``api`` alone, from a copy of the together index with the other APIs
+    deleted: the same documents, chunks and vectors as one built alone, without
+    embedding them again."""
+    info = db.with_suffix(".json")
+    if db.exists() and info.exists():
+        return list(json.loads(info.read_text(encoding="utf-8")))
+    _remove(db)
+    part = db.with_suffix(".part")
+    _remove(part)
+    shutil.copyfile(together, part)
+    with KnowledgeBase.open(settings=base_settings(part).replace(retrieval="keyword")) as kb:
+        for other in APIS:
+            if other != api:
+                kb.delete(source=other)
+        documents = len(kb.list_documents(limit=100_000))
+    part.rename(db)
+    out = [{"api": api, "documents": documents, "derived_from": together.name}]
     info.write_text(json.dumps(out), encoding="utf-8")
     return out
 
@@ -230,18 +267,26 @@ def run(
     cache = CACHE / f"apiq-{label}"
     builds: dict[str, Any] = {}
     rows: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    together = cache / "together.db"
+    if "together" in conditions or together.exists():
+        # the together index first: an API alone is then a copy without the others
+        seeds = [cache / f"{a}.db" for a in APIS if (cache / f"{a}.db").exists()]
+        seed = max(seeds, key=lambda p: p.stat().st_size) if seeds else None
+        builds["together"] = build(together, list(APIS), fresh, seed)
     for condition in conditions:
         for mode in modes:
             rows.setdefault(condition, {})[mode] = []
         if condition == "alone":
             for api in apis:
                 db = cache / f"{api}.db"
-                builds[f"alone/{api}"] = build(db, [api], fresh)
+                if together.exists() and (fresh or not db.exists()):
+                    builds[f"alone/{api}"] = derive(db, together, api)
+                else:  # no together index asked for: build the API alone
+                    builds[f"alone/{api}"] = build(db, [api], fresh)
                 for mode in modes:
                     rows[condition][mode] += ask(db, questions(api), mode, overrides)
         else:
-            db = cache / "together.db"
-            builds["together"] = build(db, list(APIS), fresh)
+            db = together
             for mode in modes:
                 qs = [q for api in apis for q in questions(api)]
                 rows[condition][mode] += ask(db, qs, mode, overrides)

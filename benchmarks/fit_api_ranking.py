@@ -14,6 +14,10 @@ indexes of ``--label``, built by that script), in keyword and hybrid mode. Then:
     python benchmarks/fit_api_ranking.py [--label after] [--modes keyword,hybrid]
         [--also-label after --also-modes hybrid]
 
+``--context-label`` then fits ``api_context_factor`` (it only acts with several APIs in
+one index) the same way on that label's ``together`` index: for each left-out API, the
+value of :data:`CONTEXT` best on the other seven, with that fold's other constants.
+
 A grid in hybrid mode costs many embedded searches; ``--also-label``/``--also-modes``
 fit on ``--modes`` only and then score each left-out API in the other modes (on the
 indexes of ``--also-label``) with the constants its fold chose, so those numbers are
@@ -38,11 +42,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import api_questions as aq
 
 GRID = {
-    "api_kind_boost": (0.25, 0.5, 1.0),
+    "api_kind_boost": (0.0, 0.1, 0.25, 0.5, 1.0),
     "api_resource_factor": (1.0, 1.25, 1.5),
     "api_parent_factor": (0.7, 0.85, 1.0),
 }
 METRICS = ("hit@1", "hit@5", "mrr@10")
+CONTEXT = (1.0, 0.8, 0.6, 0.4)
 
 
 def key(combo: dict[str, float]) -> str:
@@ -65,6 +70,23 @@ def evaluate(label: str, modes: list[str], combo: dict[str, float]) -> dict[str,
     return out
 
 
+def evaluate_together(label: str, modes: list[str], combo: dict[str, float]) -> dict[str, Any]:
+    """{mode: {api: metrics}} for one combination, on the together index."""
+    db = aq.CACHE / f"apiq-{label}" / "together.db"
+    if not db.exists():
+        raise SystemExit(f"no index {db}: run api_questions.py --label {label} first")
+    overrides = {k: str(v) for k, v in combo.items()}
+    out: dict[str, Any] = {}
+    for mode in modes:
+        qs = [q for api in aq.APIS for q in aq.questions(api) if q.ids]
+        rows = aq.ask(db, qs, mode, overrides)
+        out[mode] = {
+            api: {m: aq.metrics([r for r in rows if r["api"] == api])[m] for m in METRICS}
+            for api in aq.APIS
+        }
+    return out
+
+
 def score(result: dict[str, Any], apis: list[str]) -> float:
     """Mean MRR@10 over ``apis`` and the modes, every API and mode weighing the same."""
     values = [result[mode][api]["mrr@10"] for mode in result for api in apis]
@@ -77,6 +99,7 @@ def main() -> int:
     ap.add_argument("--modes", default="keyword,hybrid")
     ap.add_argument("--also-label", default="")
     ap.add_argument("--also-modes", default="")
+    ap.add_argument("--context-label", default="", help="fit api_context_factor on together")
     args = ap.parse_args()
     modes = args.modes.split(",")
     cache = aq.CACHE / f"apifit-{args.label}.json"
@@ -131,6 +154,37 @@ def main() -> int:
                 m: round(sum(folds[a][mode][m] for a in held) / len(held), 4) for m in METRICS
             }
         modes = [*modes, *also]
+    together: dict[str, Any] = {}
+    if args.context_label:
+        all_modes = modes
+        runs: dict[str, Any] = {}
+        for combo in [*(folds[a]["chosen"] for a in apis), final["combo"]]:
+            for c in CONTEXT:
+                full = {**combo, "api_context_factor": c}
+                k = key(full)
+                if k not in runs:
+                    runs[k] = {"combo": full, "result": evaluate_together(
+                        args.context_label, all_modes, full)}  # fmt: skip
+                    print(f"  together {k}: {score(runs[k]['result'], apis):.4f}", flush=True)
+        for left in apis:
+            train = [a for a in apis if a != left]
+            options = [runs[key({**folds[left]["chosen"], "api_context_factor": c})]
+                       for c in CONTEXT]  # fmt: skip
+            best = max(options, key=lambda e: score(e["result"], train))
+            together[left] = {
+                "context": best["combo"]["api_context_factor"],
+                **{mode: best["result"][mode][left] for mode in all_modes},
+            }
+        options = [runs[key({**final["combo"], "api_context_factor": c})] for c in CONTEXT]
+        best_all = max(options, key=lambda e: score(e["result"], apis))
+        final = {"combo": best_all["combo"], "result": final["result"]}
+        for mode in all_modes:
+            loso[f"together-{mode}"] = {
+                m: round(sum(together[a][mode][m] for a in apis) / len(apis), 4) for m in METRICS
+            }
+            loso_held[f"together-{mode}"] = {
+                m: round(sum(together[a][mode][m] for a in held) / len(held), 4) for m in METRICS
+            }
     print("\nleave one spec out (each API scored with constants fitted on the other seven):")
     for api in apis:
         cells = "  ".join(
@@ -149,6 +203,7 @@ def main() -> int:
                 "grid": GRID,
                 "modes": modes,
                 "folds": folds,
+                "together": together,
                 "loso": loso,
                 "loso_held_out": loso_held,
                 "final": final["combo"],

@@ -130,6 +130,30 @@ def api_section() -> list[str]:
                 + " | ".join(_cell(fit[key].get(mode)) for mode in fit["modes"])
                 + " |"
             )
+        if fit.get("together"):
+            lines += [
+                "",
+                "With the other seven APIs as distractors (the `together` index), each API"
+                " scored with its fold's constants and the `api_context_factor` best on the"
+                " other seven:",
+                "",
+                "| API | context factor | "
+                + " | ".join(f"{mode} hit@1 / hit@5 / MRR@10" for mode in fit["modes"])
+                + " |",
+                "|---|---|" + "---|" * len(fit["modes"]),
+            ]
+            for api, fold in fit["together"].items():
+                lines.append(
+                    f"| {api} | {fold['context']} | "
+                    + " | ".join(_cell(fold.get(mode)) for mode in fit["modes"])
+                    + " |"
+                )
+            for group, key in (("all", "loso"), ("held-out six", "loso_held_out")):
+                lines.append(
+                    f"| **{group}** | | "
+                    + " | ".join(_cell(fit[key].get(f"together-{mode}")) for mode in fit["modes"])
+                    + " |"
+                )
     lines.append("")
     return lines
 
