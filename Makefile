@@ -30,6 +30,9 @@ run: install
 	cd examples && ../$(GROUNDKB) search "explain workspace"
 	cd examples && ../$(GROUNDKB) search "helios get-users"
 	@echo "Serve it to an agent: cd examples && ../$(GROUNDKB) serve"
+	@echo "MCP client settings (absolute paths, as clients need):"
+	@echo '  "command": "$(abspath $(GROUNDKB))",'
+	@echo '  "args": ["--db", "$(abspath examples/example.db)", "serve"]'
 	@echo "Web console, REST API and metrics: cd examples && ../$(GROUNDKB) serve --http"
 
 ## serve: the MCP server (stdio) on the example knowledge base

@@ -3,15 +3,18 @@ resources, ranking constants as settings, and hits an agent can cite."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from groundkb import KnowledgeBase, Settings
 from groundkb.analyze.text import stem
 from groundkb.apinames import operation_kind, path_resources, resource_key, singular, verb_kind
 from groundkb.search.apis import ApiIndex, ApiWeights, operation_factor
+from groundkb.serve.cli import cli
 from groundkb.serve.schemas import search_out
 from groundkb.store.base import DocSummary
 
@@ -147,6 +150,13 @@ def test_hits_for_operations_carry_method_path_and_resource(kw: KnowledgeBase) -
     assert (hit.method, hit.path, hit.resource) == ("POST", "/v2/servers", "server")
     out = search_out(result).hits[0].model_dump()
     assert (out["method"], out["path"], out["resource"]) == ("POST", "/v2/servers", "server")
+    printed = CliRunner().invoke(
+        cli, ["--db", kw.settings.db, "search", "create a new server", "--mode", "keyword",
+              "--limit", "3", "--json"]
+    )  # fmt: skip
+    assert printed.exit_code == 0, printed.output
+    first = json.loads(printed.output)["hits"][0]
+    assert (first["method"], first["path"], first["resource"]) == ("POST", "/v2/servers", "server")
     rpc = kw.search("lookup user by email", limit=1).hits[0]
     assert (rpc.method, rpc.path, rpc.resource) == ("GET", "/users.lookupByEmail", "user")
 

@@ -47,6 +47,9 @@ def test_ingest_search_get_sources_stats_delete(tmp_path: Path) -> None:
 
 def test_errors_are_one_line_with_a_code_and_exit_2(tmp_path: Path) -> None:
     db = str(tmp_path / "kb.db")
+    assert (
+        run("--db", db, "ingest", str(EXAMPLES / "docs"), "-s", "d", cwd=tmp_path).returncode == 0
+    )
     r = run("--db", db, "get", "missing", cwd=tmp_path)
     assert r.returncode == 2
     assert r.stderr.strip() == "error [not_found]: no document with id 'missing'"

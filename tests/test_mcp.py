@@ -67,7 +67,7 @@ async def test_errors_carry_our_code_and_no_traceback(docs_kb: KnowledgeBase) ->
 async def test_documents_are_resources(docs_kb: KnowledgeBase) -> None:
     async with Client(build_server(docs_kb)) as client:
         templates = (await client.list_resource_templates()).resource_templates
-        assert any(t.uri_template == "kb://docs/{doc_id}" for t in templates)
+        assert any(t.uri_template == "kb://docs/{+doc_id}" for t in templates)
         res = await client.read_resource("kb://docs/concepts%2Fnotes")
         text = res.contents[0].text  # type: ignore[union-attr]
         assert text.startswith("# Notes")

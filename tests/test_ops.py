@@ -128,10 +128,12 @@ def hybrid_kb(tmp_path: Path) -> Iterator[KnowledgeBase]:
         yield kb
 
 
-def test_a_failing_embedder_stops_being_called_once_errors_drop_the_mode(
-    hybrid_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+def test_a_failing_embedder_trips_the_breaker_at_once_and_a_background_probe_restores_it(
+    hybrid_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch, clock: Clock
 ) -> None:
+    hybrid_kb.ops.mode.clock = clock
     calls: list[str] = []
+    up = HashingEmbedder.embed_query
 
     def down(self: HashingEmbedder, text: str) -> Any:
         calls.append(text)
@@ -140,15 +142,26 @@ def test_a_failing_embedder_stops_being_called_once_errors_drop_the_mode(
     monkeypatch.setattr(HashingEmbedder, "embed_query", down)
     first = hybrid_kb.search("share a workspace")
     assert first.mode == "keyword" and first.fallback == "embedder_failed"
-    for _ in range(2):
-        hybrid_kb.search("share a workspace")
-    assert len(calls) == 3
-    later = hybrid_kb.search("share a workspace")
-    assert len(calls) == 3  # the embedder is left alone while the mode is dropped
+    for _ in range(3):
+        later = hybrid_kb.search("share a workspace")
+    assert len(calls) == 1  # one failure is enough: nobody waits for it again
     assert later.mode == "keyword" and later.fallback == "errors"
     assert "hybrid retrieval is failing" in later.notice
+    assert "retrying in the background" in later.notice
     assert later.hits and later.hits[0].doc_id == "concepts/workspace"
     assert hybrid_kb.ops.state().reason == "errors"
+
+    clock.now += hybrid_kb.settings.fallback_cooldown_s + 1
+    assert hybrid_kb.search("share a workspace").mode == "keyword"  # the probe runs apart
+    assert hybrid_kb.ops.probe is not None
+    hybrid_kb.ops.probe.join()
+    assert len(calls) == 2 and hybrid_kb.ops.state().reason == "errors"  # still down
+
+    monkeypatch.setattr(HashingEmbedder, "embed_query", up)
+    clock.now += hybrid_kb.settings.fallback_cooldown_s + 1
+    assert hybrid_kb.search("share a workspace").mode == "keyword"
+    hybrid_kb.ops.probe.join()
+    assert hybrid_kb.search("share a workspace").mode == "hybrid"
 
 
 def test_searches_slower_than_the_limit_drop_to_keyword_and_come_back(

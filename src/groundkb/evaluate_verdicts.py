@@ -113,7 +113,7 @@ def _sources(folder: Path, given: Mapping[str, str] | None) -> Settings | list[t
     if given:
         return [(name, Path(path)) for name, path in given.items()]
     if (folder / "groundkb.toml").is_file():
-        return load_settings(folder / "groundkb.toml")
+        return load_settings(folder / "groundkb.toml", trusted=False)  # a data set's file
     subs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not subs:
         raise InvalidInput(f"{folder}: no sources (no groundkb.toml, no sub-folders, none given)")
@@ -171,7 +171,7 @@ def _score(
     for n, q in enumerate(questions, 1):
         started = time.perf_counter()
         result = kb.search(q.query[:MAX_QUERY_CHARS], limit=5)
-        if result.notice:
+        if result.fallback:
             raise InvalidInput(f"search fell back: {result.notice}")
         latency.append((time.perf_counter() - started) * 1000)
         verdict = result.verdict.kind

@@ -245,6 +245,7 @@ class IngestReport:
     seconds: float = 0.0
     chunks_embedded: int = 0
     notice: str = ""  # e.g. why new chunks were not embedded
+    skipped: tuple[str, ...] = ()  # files left out because no loader reads their type
 
     @property
     def ok(self) -> bool:

@@ -3,6 +3,13 @@
 Precedence: defaults < ``groundkb.toml`` < ``GROUNDKB_*`` environment < explicit overrides
 (CLI flags). ``docs/settings.md`` is generated from :data:`SETTINGS` (a test keeps it in
 sync).
+
+**Trusted settings.** A ``groundkb.toml`` found in the working directory may come with a
+checkout nobody vetted. Settings that decide where requests carrying credentials go
+(``embedder_url``, ``embedder_key_env``: together they could send any environment
+variable to any host) are therefore taken from such a file only when it is trusted:
+named with ``--config`` or ``GROUNDKB_CONFIG``. From a file found by itself they are
+refused with a message saying how to set them (the environment, or ``--config``).
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ class Setting:
     default: Any
     help: str
     secret: bool = False  # never shown: `groundkb settings`, the REST API, the console
+    trusted: bool = False  # not from a groundkb.toml found by itself (module docstring)
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -139,8 +147,20 @@ SETTINGS: tuple[Setting, ...] = (
         "auto",
         "auto (minilm if installed, else none), minilm, minilm-fp32, openai:MODEL, none.",
     ),
-    Setting("embedder_url", str, "", "Base URL of an OpenAI-compatible embeddings API."),
-    Setting("embedder_key_env", str, "OPENAI_API_KEY", "Env var holding that API's key."),
+    Setting(
+        "embedder_url",
+        str,
+        "",
+        "Base URL of an OpenAI-compatible embeddings API (trusted: env, flag or --config).",
+        trusted=True,
+    ),
+    Setting(
+        "embedder_key_env",
+        str,
+        "OPENAI_API_KEY",
+        "Env var holding that API's key (trusted: env, flag or --config).",
+        trusted=True,
+    ),
     Setting("retrieval", str, "hybrid", "keyword, vector or hybrid (kill switch: keyword)."),
     Setting("fusion", str, "weighted", "Hybrid fusion: weighted (min-max scores) or rrf."),
     Setting("rrf_k", int, 60, "Reciprocal rank fusion constant."),
@@ -176,6 +196,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("fallback_window_s", float, 300.0, "Sliding window of those two checks (seconds)."),
     Setting("fallback_min_searches", int, 20, "Searches in the window before it can fall back."),
     Setting("fallback_cooldown_s", float, 60.0, "Seconds by keyword before trying again."),
+    Setting(
+        "ref_paths",
+        str,
+        "",
+        "Folders outside an ingested path that OpenAPI $ref may read (comma-separated).",
+    ),
     Setting("query_log", str, "stderr", "Per-query JSON log of `serve`: stderr, off or a file."),
     Setting("crawl_max_pages", int, 5000, "Most URLs one crawl visits."),
     Setting("crawl_max_depth", int, 20, "Most links followed from the start URL."),
@@ -188,6 +214,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("crawl_user_agent", str, "", "User agent of the crawler ('' = groundkb's own)."),
 )
 SECRET_SETTINGS = frozenset(s.name for s in SETTINGS if s.secret)
+TRUSTED_SETTINGS = frozenset(s.name for s in SETTINGS if s.trusted)
 _BY_NAME = {s.name: s for s in SETTINGS}
 
 
@@ -248,6 +275,7 @@ class Settings:
     fallback_window_s: float = 300.0
     fallback_min_searches: int = 20
     fallback_cooldown_s: float = 60.0
+    ref_paths: str = ""
     query_log: str = "stderr"
     crawl_max_pages: int = 5000
     crawl_max_depth: int = 20
@@ -257,6 +285,7 @@ class Settings:
     crawl_max_mb: int = 25
     crawl_user_agent: str = ""
     config_path: str = ""
+    config_trusted: bool = False  # the file was named (--config, GROUNDKB_CONFIG)
     sources: tuple[Mapping[str, Any], ...] = ()
 
     def replace(self, **changes: Any) -> Settings:
@@ -276,7 +305,7 @@ class Settings:
 def _coerce(name: str, value: Any) -> Any:
     spec = _BY_NAME.get(name)
     if spec is None:
-        if name in ("config_path", "sources"):
+        if name in ("config_path", "config_trusted", "sources"):
             return value
         raise ConfigError(f"unknown setting {name!r}")
     try:
@@ -300,10 +329,18 @@ def load_settings(
     config: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    *,
+    trusted: bool | None = None,
 ) -> Settings:
-    """Build settings from the config file (``groundkb.toml`` if present), env and overrides."""
+    """Build settings from the config file (``groundkb.toml`` if present), env and overrides.
+
+    The file is trusted (may set :data:`TRUSTED_SETTINGS`) when it is named, by
+    ``config`` or ``GROUNDKB_CONFIG``, unless ``trusted`` says otherwise.
+    """
     env = os.environ if env is None else env
     values: dict[str, Any] = {}
+    named = bool(config) or bool(env.get("GROUNDKB_CONFIG"))
+    trusted = named if trusted is None else trusted
     path = Path(config) if config else Path(env.get("GROUNDKB_CONFIG", "groundkb.toml"))
     sources: tuple[Mapping[str, Any], ...] = ()
     if path.is_file():
@@ -318,6 +355,12 @@ def load_settings(
         for key, value in data.items():
             if key not in _BY_NAME:
                 raise ConfigError(f"{path}: unknown setting {key!r}")
+            if key in TRUSTED_SETTINGS and not trusted:
+                raise ConfigError(
+                    f"{path} sets {key}, which decides where requests with credentials go; a "
+                    "settings file found in the working directory may not: set "
+                    f"GROUNDKB_{key.upper()} instead, or trust the file with --config {path}"
+                )
             values[key] = _coerce(key, value)
         for key in (
             "db",
@@ -335,7 +378,12 @@ def load_settings(
     for key, value in (overrides or {}).items():
         if value is not None:
             values[key] = _coerce(key, value)
-    return Settings(**values, config_path=str(path) if path.is_file() else "", sources=sources)
+    return Settings(
+        **values,
+        config_path=str(path) if path.is_file() else "",
+        config_trusted=trusted and path.is_file(),
+        sources=sources,
+    )
 
 
 def settings_markdown() -> str:

@@ -5,10 +5,14 @@ server such as vLLM, llama.cpp, Ollama or LM Studio): ``POST {base_url}/embeddin
 ``{"model": ..., "input": [...]}``, answered by ``{"data": [{"index": i, "embedding":
 [...]}, ...]}``. Only the standard library is used for HTTP; numpy holds the vectors.
 
-Requests go only to the configured ``base_url``. The API key is read from an environment
-variable (``OPENAI_API_KEY`` unless configured otherwise) when the embedder is created;
-without it no ``Authorization`` header is sent, which suits local servers. The key never
-appears in errors or logs.
+Requests go only to the configured ``base_url``: redirects are never followed, so the
+``Authorization`` header cannot be forwarded to another host (a redirect is an error that
+names where it pointed). The API key is read from an environment variable
+(``OPENAI_API_KEY`` unless configured otherwise) when the embedder is created and checked
+there: surrounding whitespace (a trailing newline from a file) is dropped, and a key with
+other characters an HTTP header cannot carry is refused without showing it. Without a key
+no ``Authorization`` header is sent, which suits local servers. The key never appears in
+errors or logs: it is registered for redaction (``ops/querylog.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import os
 import random
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -30,6 +35,7 @@ from numpy.typing import NDArray
 
 from groundkb.embed import EmbedderError
 from groundkb.errors import ConfigError
+from groundkb.ops import querylog
 
 __all__ = ["OpenAIEmbedder"]
 
@@ -122,10 +128,10 @@ class OpenAIEmbedder:
             "User-Agent": "groundkb",
             **(headers or {}),
         }
-        self._key = os.environ.get(api_key_env, "") if api_key_env else ""
+        self._key = _api_key(api_key_env)
         if self._key:
             self._headers["Authorization"] = f"Bearer {self._key}"
-        self._opener = urllib.request.build_opener()
+        self._opener = urllib.request.build_opener(_NoRedirects())
 
     @property
     def name(self) -> str:
@@ -267,6 +273,39 @@ class OpenAIEmbedder:
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder(model={self.model!r}, url={self.url!r})"
+
+
+def _api_key(env: str) -> str:
+    """The key in the environment variable ``env``, checked (see the module docstring)."""
+    key = os.environ.get(env, "").strip() if env else ""
+    if key and not all(33 <= ord(ch) <= 126 for ch in key):
+        raise ConfigError(
+            f"the API key in ${env} has characters an HTTP header cannot carry (a line "
+            "break, a space or a non-ASCII character inside it); set it to the key alone"
+        )
+    querylog.add_secret(key)
+    return key
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Never follow a redirect: it would carry the ``Authorization`` header elsewhere."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> None:  # fmt: skip
+        fp.close()
+        raise EmbedderError(
+            f"{req.full_url} answered HTTP {code} redirecting to {_origin(newurl)}; "
+            "redirects are not followed (set embedder_url to the final address)"
+        )
+
+
+def _origin(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{parts.hostname}{port}" if parts.hostname else "another address"
 
 
 def _retry_after(value: str | None) -> float | None:

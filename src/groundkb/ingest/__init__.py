@@ -20,6 +20,12 @@ whose cheap content sniff accepts the file wins, and the last always does:
 =====================  ====================================================================
 
 ``ingest_path(..., loader="tldr")`` forces one loader for every file it has a suffix for.
+
+**One bad file never stops a batch.** Only regular files are read, at most
+``MAX_FILE_BYTES`` each (``files.py``); structured text is parsed within depth and
+alias-expansion bounds (``structured.py``); and every file is loaded under a guard that
+turns anything a loader raises into a problem for that file. An unreadable folder is an
+error for its path, and the documents ingested from it before stay.
 JSON/YAML files referenced through ``$ref`` by an OpenAPI spec in the same ingest are
 part of that spec and produce no documents of their own (see ``openapi.py``).
 
@@ -34,7 +40,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +52,7 @@ from .base import LoadContext, Loaded, Loader
 from .catalog import CatalogLoader
 from .docx import DocxLoader
 from .entries import EntriesLoader
+from .files import Found, read_regular, walk
 from .html import HtmlLoader
 from .markdown import MarkdownLoader
 from .oas_schema import referenced_files
@@ -73,6 +80,8 @@ LOADER_NAMES: tuple[str, ...] = tuple(loader.name for loader in LOADERS)
 MAX_FILE_BYTES = 64 * 1024 * 1024
 _STRUCTURED = (".json", ".yaml", ".yml")
 
+# progress(done, total, name): ``name`` is the item just started; a call with done == 0
+# starts a phase, and its name is the phase ("ingesting", "embedding").
 Progress = Callable[[int, int, str], None]
 
 
@@ -98,18 +107,11 @@ def loader_for(path: str, data: bytes | None = None, forced: str | None = None) 
     return candidates[-1]
 
 
-def discover(root: Path) -> Iterator[tuple[Path, str]]:
-    """(file, path relative to root) for every loadable file; hidden entries skipped."""
-    if root.is_file():
-        yield root, root.name
-        return
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
-        for name in sorted(filenames):
-            if name.startswith(".") or loader_for(name) is None:
-                continue
-            full = Path(dirpath) / name
-            yield full, full.relative_to(root).as_posix()
+def discover(root: Path, found: Found | None = None) -> Iterator[tuple[Path, str]]:
+    """(file, path relative to root) for every loadable file; hidden entries skipped.
+    Unreadable folders, file names that are not UTF-8 and unsupported files are
+    recorded in ``found`` (see ``files.py``)."""
+    yield from walk(root, lambda name: loader_for(name) is not None, found)
 
 
 @dataclass
@@ -124,13 +126,22 @@ class _Planned:
 
 
 def _read(file: Path) -> bytes:
-    size = file.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise OSError(f"file is larger than {MAX_FILE_BYTES // 2**20} MiB")
-    return file.read_bytes()
+    return read_regular(file, MAX_FILE_BYTES)
 
 
-def _plan(files: list[tuple[Path, str]], forced: str | None) -> list[_Planned]:
+def _crashed(rel: str, exc: Exception) -> FileError:
+    """A problem for a file whose loader raised (a bug or an exhausted resource)."""
+    log.warning("loading %s failed", rel, exc_info=exc)
+    if isinstance(exc, RecursionError):
+        return FileError(rel, "nested too deeply to load")
+    if isinstance(exc, MemoryError):
+        return FileError(rel, "too large to load in memory")
+    return FileError(rel, f"could not be loaded ({type(exc).__name__}; see the log)")
+
+
+def _plan(
+    files: list[tuple[Path, str]], forced: str | None, allowed: tuple[Path, ...]
+) -> list[_Planned]:
     """Pick each file's loader from its content; mark files that belong to a split spec."""
     plan: list[_Planned] = []
     claimed: set[Path] = set()
@@ -142,11 +153,14 @@ def _plan(files: list[tuple[Path, str]], forced: str | None) -> list[_Planned]:
             item.error = f"cannot read: {exc.strerror or exc}"
             plan.append(item)
             continue
-        item.loader = loader_for(rel, data, forced)
-        item.digest = hashlib.sha1(data).digest()
-        if item.loader is not None and item.loader.name == "openapi":
-            item.refs = referenced_files(data, file)
-            claimed.update(r for r in item.refs if r.suffix.lower() in _STRUCTURED)
+        try:
+            item.loader = loader_for(rel, data, forced)
+            item.digest = hashlib.sha1(data).digest()
+            if item.loader is not None and item.loader.name == "openapi":
+                item.refs = referenced_files(data, file, *allowed)
+                claimed.update(r for r in item.refs if r.suffix.lower() in _STRUCTURED)
+        except Exception as exc:  # one file never stops the batch
+            item.loader, item.error = None, _crashed(rel, exc).message
         plan.append(item)
     if claimed:
         for item in plan:
@@ -177,11 +191,13 @@ def ingest_path(
     max_chunk_tokens: int = 500,
     progress: Progress | None = None,
     loader: str | None = None,
+    ref_paths: Sequence[str | os.PathLike[str]] = (),
 ) -> IngestReport:
     """Make source ``source`` equal to the documents of the files under ``path``.
 
     ``loader`` forces a loader by name (one of :data:`LOADER_NAMES`) for the files whose
-    suffix it handles, instead of choosing by content.
+    suffix it handles, instead of choosing by content. OpenAPI ``$ref`` may read files
+    under ``path`` (its folder, for a file) and under the folders of ``ref_paths``.
     """
     started = time.perf_counter()
     root = Path(path)
@@ -194,9 +210,19 @@ def ingest_path(
     if root.is_file() and loader_for(root.name) is None:
         suffixes = sorted({s for ld in LOADERS for s in ld.suffixes})
         raise InvalidInput(f"{root}: unsupported file type; expected one of {' '.join(suffixes)}")
-    files = list(discover(root))
-    plan = _plan(files, loader)
+    found = Found()
+    files = list(discover(root, found))
+    folder = (root if root.is_dir() else root.parent).resolve()
+    allowed = (folder, *(Path(p).resolve() for p in ref_paths))
+    plan = _plan(files, loader, allowed)
     writer = SourceWriter(store, source, str(root.resolve()), started)
+    for rel, why in found.unreadable:  # its documents stay (see SourceWriter.finish)
+        writer.fail_folder(rel, FileError(rel or ".", f"cannot read this folder: {why}"))
+    for rel in found.bad_names:
+        writer.fail(rel, [FileError(rel, "file name is not valid UTF-8; rename the file")])
+    writer.skipped.extend(found.skipped)
+    if progress:
+        progress(0, len(plan), "ingesting")
     for n, item in enumerate(plan, 1):
         if progress:
             progress(n, len(plan), item.rel)
@@ -220,9 +246,19 @@ def ingest_path(
         if digest != item.digest:  # written to since it was planned: hash what is loaded
             fhash = _file_hash(ld, max_chunk_tokens, digest, item.refs)
         ctx = LoadContext(
-            source, item.rel, fhash, max_chunk_tokens, str(item.file.parent.resolve())
+            source,
+            item.rel,
+            fhash,
+            max_chunk_tokens,
+            str(item.file.parent.resolve()),
+            str(folder),
+            tuple(str(a) for a in allowed[1:]),
         )
-        loaded, file_errors = ld.load(data, ctx)
+        try:
+            loaded, file_errors = ld.load(data, ctx)
+        except Exception as exc:  # a loader's bug or an exhausted resource: this file only
+            writer.fail(item.rel, [_crashed(item.rel, exc)])
+            continue
         writer.add(item.rel, loaded, file_errors)
     return writer.finish(len(files))
 

@@ -30,6 +30,10 @@ class LoadContext:
     # The absolute directory holding the file; relative references (an OpenAPI `$ref`
     # to another file) resolve against it ('' means the working directory).
     base_dir: str = ""
+    # The folder being ingested: references may read files inside it (and inside the
+    # folders of ``ref_allow``), nothing else ('' means base_dir).
+    root_dir: str = ""
+    ref_allow: tuple[str, ...] = ()
 
 
 class Loader(Protocol):

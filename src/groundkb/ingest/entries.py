@@ -15,6 +15,7 @@ valid entries of the same file are still ingested.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -25,6 +26,7 @@ from ..analyze.chunk import chunk_markdown
 from ..errors import IngestError
 from ..models import DOC_TYPES, Document, Example, FileError
 from .base import LoadContext, Loaded, decode_text, finalize, str_list
+from .structured import load_json, load_yaml
 
 _KNOWN = {
     "id",
@@ -133,18 +135,35 @@ def parse_structured(text: str, path: str) -> Any:
     """JSON or YAML by suffix; errors name the line and column."""
     if path.lower().endswith(".json"):
         try:
-            return json.loads(text)
+            return load_json(text, path)
         except json.JSONDecodeError as exc:
             raise IngestError(
                 f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", path
             ) from exc
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text, path)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise IngestError(f"invalid YAML{where}: {problem}", path) from exc
+
+
+_ARGUMENT = re.compile(r"""[@/.:=\\"'$<>\[\]{}|*?]|^-|^\d|^[A-Z0-9_]+$""")
+
+
+def command_name(invocation: str) -> str:
+    """The command an example runs, without its arguments: the words of its first line
+    up to the first that looks like an argument (an option, a placeholder, an email, a
+    path, a number, a quoted or upper-case value): ``helios gw users get jane@example.com``
+    → ``helios gw users get``."""
+    lines = invocation.strip().splitlines()
+    words: list[str] = []
+    for word in lines[0].split() if lines else []:
+        if _ARGUMENT.search(word):
+            break
+        words.append(word)
+    return " ".join(words)
 
 
 def example_markdown(examples: tuple[Example, ...]) -> str:
@@ -181,7 +200,7 @@ def build_entry(entry: Any, ctx: LoadContext, where: str, errors: list[FileError
     examples: tuple[Example, ...] = fields.get("examples", ())
     command = fields.get("command", "")
     if not command and fields.get("type") == "command" and examples:
-        command = examples[0].code.strip().splitlines()[0]
+        command = command_name(examples[0].code)
     extra = {
         k: v
         for k, v in entry.items()
@@ -221,7 +240,7 @@ def build_entry(entry: Any, ctx: LoadContext, where: str, errors: list[FileError
 
 class EntriesLoader:
     name = "entries"
-    version = "1"
+    version = "2"
     suffixes: tuple[str, ...] = (".json", ".yaml", ".yml")
 
     def sniff(self, data: bytes) -> bool:

@@ -20,6 +20,7 @@ from ..errors import IngestError
 from ..models import Document, FileError
 from .base import LoadContext, Loaded, decode_text, finalize
 from .entries import common_fields
+from .structured import load_yaml
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _INLINE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|[*_`>#]")
@@ -34,7 +35,7 @@ def split_front_matter(text: str, path: str) -> tuple[Mapping[str, Any], str]:
             )
         return {}, text
     try:
-        meta = yaml.safe_load(m.group(1))
+        meta = load_yaml(m.group(1), path)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark else ""

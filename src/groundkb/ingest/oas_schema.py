@@ -2,9 +2,12 @@
 
 References are resolved relative to the file that contains them: ``#/components/…``
 inside the same file, ``schemas/pet.yaml#/Pet`` or ``../common.yaml`` in a sibling
-file (read once and cached). Remote references (``https://…``) are not fetched. A
-reference that cannot be resolved is recorded as a problem once and treated as an
-empty schema, so one bad reference never stops an ingest.
+file (read once and cached). Remote references (``https://…``) are not fetched, and
+neither is a file outside the ingested folder (``/etc/passwd``, ``../../secrets.yaml``)
+unless the user allowed its folder (setting ``ref_paths``): the refusal says the same
+whether or not such a file exists. A chain of more than 64 references is cut and
+reported. A reference that cannot be resolved is recorded as a problem once and
+treated as an empty schema, so one bad reference never stops an ingest.
 
 Flattening turns a request or response schema into dotted field names
 (``customer.address.city``, ``items[].price``) with a type label, a required flag and
@@ -28,11 +31,7 @@ from urllib.parse import unquote
 import yaml
 
 from ..errors import IngestError
-
-try:  # libyaml is several times faster on large specs
-    _YamlLoader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _YamlLoader = yaml.SafeLoader
+from .structured import load_json, load_yaml
 
 MAX_REF_FILE_BYTES = 64 * 1024 * 1024
 MAX_REF_FILES = 20000
@@ -48,14 +47,14 @@ def parse_text(text: str, path: str) -> Any:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")) or path.lower().endswith(".json"):
         try:
-            return json.loads(text)
+            return load_json(text, path)
         except json.JSONDecodeError as exc:
             if path.lower().endswith(".json"):
                 raise IngestError(
                     f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", path
                 ) from exc
     try:
-        return yaml.load(text, Loader=_YamlLoader)  # a safe loader (CSafeLoader or SafeLoader)
+        return load_yaml(text, path)  # a safe loader, within bounds (structured.py)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -63,13 +62,20 @@ def parse_text(text: str, path: str) -> Any:
         raise IngestError(f"invalid YAML{where}: {problem}", path) from exc
 
 
-def referenced_files(data: bytes, file: Path) -> list[Path]:
+def within(target: Path, allowed: tuple[Path, ...]) -> bool:
+    """Whether a resolved path is inside one of the allowed (resolved) folders."""
+    return any(target.is_relative_to(folder) for folder in allowed)
+
+
+def referenced_files(data: bytes, file: Path, *allowed: Path) -> list[Path]:
     """Local files a spec refers to through ``$ref``, transitively, found by a text scan.
 
     Used to decide which files belong to a split spec and to include them in its change
     detection. The scan may over-approximate (a ``$ref`` quoted in a description); only
-    existing files are returned. Remote references are ignored.
+    existing regular files inside the ``allowed`` folders (default: the spec's own
+    folder) are returned. Remote references are ignored.
     """
+    roots = tuple(a.resolve() for a in allowed) or (file.resolve().parent,)
     found: dict[Path, None] = {}
     queue: list[tuple[bytes, Path]] = [(data, file)]
     while queue and len(found) < MAX_REF_FILES:
@@ -80,7 +86,9 @@ def referenced_files(data: bytes, file: Path) -> list[Path]:
             if "://" in ref:
                 continue
             target = (where.parent / unquote(ref)).resolve()
-            if target in found or target == file.resolve() or not target.is_file():
+            if target in found or target == file.resolve() or not within(target, roots):
+                continue
+            if not target.is_file():
                 continue
             found[target] = None
             try:
@@ -130,6 +138,8 @@ class Resolver:
 
     root: Any
     file: Path
+    # folders whose files references may read (default: the spec's folder)
+    allowed: tuple[Path, ...] = ()
     problems: dict[str, tuple[str, str]] = field(default_factory=dict)  # ref -> (why, where)
     where: str = ""  # JSON pointer of what is being resolved, for problem reports
     _docs: dict[Path, Any] = field(default_factory=dict)
@@ -137,6 +147,7 @@ class Resolver:
 
     def __post_init__(self) -> None:
         self._docs[self.file] = self.root
+        self.allowed = tuple(a.resolve() for a in self.allowed) or (self.file.resolve().parent,)
 
     def _document(self, path: Path) -> Any:
         if path in self._docs:
@@ -180,6 +191,7 @@ class Resolver:
         """
         name = ""
         seen: set[tuple[Path, str]] = set()
+        first = node.get("$ref") if isinstance(node, Mapping) else None
         for _ in range(MAX_REF_HOPS):
             if not isinstance(node, Mapping):
                 return node, base, name
@@ -201,7 +213,12 @@ class Resolver:
                 self.problems.setdefault(ref, (str(exc), self.where))
                 return {}, base, ref_name(ref)
             base, name = target_base, ref_name(ref)
-        return {}, base, name
+        if isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
+            self.problems.setdefault(
+                str(first), (f"a chain of more than {MAX_REF_HOPS} references; cut", self.where)
+            )
+            return {}, base, name
+        return node, base, name
 
     def locate(self, ref: str, base: Path) -> tuple[Path, str]:
         """The file and JSON pointer a reference points to (LookupError for remote ones)."""
@@ -209,6 +226,10 @@ class Resolver:
             raise LookupError("remote references are not fetched")
         file_part, _, pointer = ref.partition("#")
         target = (base.parent / unquote(file_part)).resolve() if file_part else base
+        if file_part and not within(target, self.allowed):
+            raise LookupError(
+                "outside the ingested folder, not followed (allow its folder with `ref_paths`)"
+            )
         if pointer and not pointer.startswith("/"):
             raise LookupError(f"unsupported reference fragment {pointer!r}")
         return target, pointer

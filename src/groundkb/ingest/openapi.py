@@ -163,11 +163,13 @@ def _server(root: Mapping[str, Any], *levels: Any) -> str:
 class _Spec:
     """One parsed spec and what building its operations needs."""
 
-    def __init__(self, root: Mapping[str, Any], file: Path, flavour: str) -> None:
+    def __init__(
+        self, root: Mapping[str, Any], file: Path, flavour: str, allowed: tuple[Path, ...] = ()
+    ) -> None:
         self.root = root
         self.file = file
         self.flavour = flavour
-        self.resolver = Resolver(root, file)
+        self.resolver = Resolver(root, file, allowed)
         self.request = Flattener(self.resolver, max_fields=200, max_depth=4)
         self.response = Flattener(self.resolver, max_fields=100, max_depth=2)
         # The file of the path item being built: references in it resolve against it.
@@ -407,12 +409,20 @@ class OpenAPILoader:
         except IngestError as exc:
             return [], [FileError(path, exc.reason, exc.field)]
         base = Path(ctx.base_dir) if ctx.base_dir else Path.cwd()
-        spec = _Spec(root, (base / PurePosixPath(path).name).resolve(), flavour)
+        allowed = tuple(Path(d) for d in (ctx.root_dir or str(base), *ctx.ref_allow))
+        spec = _Spec(root, (base / PurePosixPath(path).name).resolve(), flavour, allowed)
         name = spec_name(path, root)
         errors: list[FileError] = []
         built: list[tuple[Document, str]] = []
         for raw_path, raw_item in paths.items():
             api_path = str(raw_path)
+            if api_path.startswith("x-"):  # an extension, not a path
+                continue
+            if not api_path.startswith("/"):
+                errors.append(
+                    FileError(path, "a path must start with '/'; skipped", _ptr(api_path))
+                )
+                continue
             spec.resolver.where = _ptr(api_path)
             item, item_base = spec.deref(raw_item, spec.file)
             spec.base = item_base

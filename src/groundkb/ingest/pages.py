@@ -61,8 +61,12 @@ class PageState:
         return headers
 
 
-def known_pages(store: Store, by_origin: Mapping[str, list[str]]) -> dict[str, PageState]:
-    """The stored state of every page of a source, keyed by URL."""
+def known_pages(
+    store: Store, by_origin: Mapping[str, list[str]], done: Mapping[str, str]
+) -> dict[str, PageState]:
+    """The stored state of every page of a source, keyed by URL. ``done`` maps the pages
+    whose documents were all stored to their hash (``SourceWriter.done``); a page
+    without one is fetched and loaded again."""
     out: dict[str, PageState] = {}
     for origin, ids in by_origin.items():
         doc = store.get_document(sorted(ids)[0])
@@ -70,7 +74,7 @@ def known_pages(store: Store, by_origin: Mapping[str, list[str]]) -> dict[str, P
         links = meta.get("links", ())
         out[origin] = PageState(
             tuple(ids),
-            doc.origin_hash if doc is not None else "",
+            done.get(origin, ""),
             str(meta.get("etag", "") or ""),
             str(meta.get("last_modified", "") or ""),
             tuple(str(u) for u in links) if isinstance(links, list | tuple) else (),

@@ -7,7 +7,14 @@ runs) or the object itself. Supported objects:
 - a click ``Command`` or ``Group``: every command, groups recursively;
 - a ``typer.Typer`` app, through typer's own conversion to click (when typer is
   installed);
+- a function that uses one of these, such as a console-script entry point
+  (``def main(): cli(prog_name="tool")``): the object it refers to is taken, and the
+  function is never called (calling it would run the program);
 - a callable taking no arguments that returns one of these (``build_parser``).
+
+The program name defaults to the console script installed for the target (the name
+people type, ``groundkb`` for ``groundkb.serve.cli:main``), else the click command's name
+or the parser's ``prog``.
 
 One document per runnable command: leaf commands, and a group or parser only when it
 has no subcommands. The name path is the program followed by the subcommand names
@@ -21,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -45,8 +54,22 @@ def describe_target(target: Any) -> str:
     return f"{type(target).__module__.split('.')[0]}:{name or type(target).__name__}"
 
 
+_resolving = threading.local()
+
+
+def _referenced_cli(fn: Any) -> Any:
+    """The CLI object a plain function refers to by a global name (``main`` → ``cli``)."""
+    code = getattr(fn, "__code__", None)
+    names = getattr(fn, "__globals__", None)
+    if code is None or not isinstance(names, dict):
+        return None
+    found = [names[n] for n in code.co_names if n in names and _kind(names[n]) is not None]
+    return found[0] if found else None
+
+
 def resolve_target(target: Any) -> Any:
-    """Import ``module:object`` strings; call factories; InvalidInput when impossible."""
+    """Import ``module:object`` strings; take the CLI a function refers to; call
+    factories; InvalidInput when impossible."""
     obj = target
     if isinstance(target, str):
         module_name, _, attr = target.strip().partition(":")
@@ -63,11 +86,22 @@ def resolve_target(target: Any) -> Any:
             if not hasattr(obj, part):
                 raise InvalidInput(f"{module_name!r} has no attribute {attr!r}")
             obj = getattr(obj, part)
+    if _kind(obj) is None and (used := _referenced_cli(obj)) is not None:
+        return used
     if _kind(obj) is None and callable(obj) and not isinstance(obj, type):
+        active: set[int] = _resolving.__dict__.setdefault("active", set())
+        if id(obj) in active:  # the factory ingests itself (it runs this program)
+            raise InvalidInput(f"{describe_target(target)} runs a program; give the CLI object")
+        active.add(id(obj))
         try:
             made = obj()
-        except Exception as exc:
-            raise InvalidInput(f"calling {describe_target(target)} failed: {exc}") from exc
+        except (Exception, SystemExit) as exc:
+            raise InvalidInput(
+                f"calling {describe_target(target)} did not return a CLI object "
+                f"({type(exc).__name__}); give the click, typer or argparse object itself"
+            ) from None
+        finally:
+            active.discard(id(obj))
         if _kind(made) is not None:
             return made
     if _kind(obj) is None:
@@ -75,6 +109,30 @@ def resolve_target(target: Any) -> Any:
             f"{describe_target(target)} is not an argparse parser, click command or typer app"
         )
     return obj
+
+
+def _script_name(target: Any, obj: Any) -> str | None:
+    """The console script installed for ``target`` (or for a function of its module
+    that runs ``obj``), e.g. ``groundkb`` for ``groundkb.serve.cli:main``; else None."""
+    if not isinstance(target, str):
+        return None
+    module = target.strip().partition(":")[0]
+    try:
+        scripts = importlib.metadata.entry_points(group="console_scripts")
+    except Exception:  # a broken distribution's metadata: no name from it
+        return None
+    for ep in scripts:
+        if ep.module != module:
+            continue
+        if ep.value.replace(" ", "") == target.strip():
+            return ep.name
+        try:
+            loaded = ep.load()
+        except Exception:
+            continue
+        if loaded is obj or _referenced_cli(loaded) is obj:
+            return ep.name
+    return None
 
 
 def _kind(obj: Any) -> str | None:
@@ -102,6 +160,7 @@ def load_cli(
     """Documents for every command of ``target`` (see the module docstring)."""
     obj = resolve_target(target)
     origin = describe_target(target)
+    program = program or _script_name(target, obj)
     kind = _kind(obj)
     if kind == "typer":
         try:

@@ -16,6 +16,7 @@ from ..analyze.chunk import chunk_plain
 from ..errors import IngestError
 from ..models import DOC_TYPES, Document, FileError
 from .base import LoadContext, Loaded, decode_text, finalize, str_list
+from .structured import load_json
 
 
 def record_document(rec: Mapping[str, Any], ctx: LoadContext, where: str
@@ -75,9 +76,12 @@ class RecordsLoader:
                 continue
             where = f"line {lineno}"
             try:
-                rec = json.loads(line)
+                rec = load_json(line, ctx.origin)
             except json.JSONDecodeError as exc:
                 errors.append(FileError(ctx.origin, f"invalid JSON: {exc.msg}", where))
+                continue
+            except IngestError as exc:
+                errors.append(FileError(ctx.origin, exc.reason, where))
                 continue
             if not isinstance(rec, Mapping):
                 errors.append(FileError(ctx.origin, "a record must be an object", where))

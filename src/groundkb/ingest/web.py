@@ -201,7 +201,7 @@ def ingest_url(
     if not scope(start):
         raise InvalidInput(f"{start} is outside the allowlist {', '.join(options.allow)}")
     writer = SourceWriter(store, source, start, started)
-    known = known_pages(store, writer.by_origin)
+    known = known_pages(store, writer.by_origin, writer.done)
     crawler = Crawler(scope, options, known, source, max_chunk_tokens)
     _check_start(start, crawler)
     handler = _Ingest(store, writer, crawler)
@@ -262,7 +262,8 @@ def refresh_url(
     options = options_for(owner) if options_for else CrawlOptions()
     scope = Scope(options.allow or (default_prefix(location),))
     writer = SourceWriter(store, owner, location, started)
-    known = known_pages(store, {o: ids for o, ids in writer.by_origin.items() if o == target})
+    pages = {o: ids for o, ids in writer.by_origin.items() if o == target}
+    known = known_pages(store, pages, writer.done)
     crawler = Crawler(scope, options, known, owner, max_chunk_tokens)
     _check_start(target, crawler)
     handler = _Ingest(store, writer, crawler)

@@ -6,6 +6,15 @@ documents, lets the store rewrite only changed chunks, rejects ids that are repe
 owned by another source, and at :meth:`SourceWriter.finish` deletes the documents whose
 origin no longer produced them, except those of origins that failed: a broken edit never
 loses knowledge.
+
+**A file counts as done only when all its documents are.** Documents are written one
+transaction each, so a process killed half-way through a file (a spec of 400
+operations) leaves some of them stored. Every document of an origin is therefore stamped
+with ``{origin hash}/{number of documents the origin produced}``, and an origin is
+unchanged only when exactly that many stored documents carry exactly that stamp
+and no other document of the origin is stored (:func:`done_hash`); otherwise it is
+loaded and written again, and :meth:`SourceWriter.finish` deletes what it no longer
+produced.
 """
 
 from __future__ import annotations
@@ -35,6 +44,23 @@ _KINDS: dict[str, SourceKind] = {
 }
 
 
+def stamp(origin_hash: str, count: int) -> str:
+    """The origin hash a document is stored with: the file's hash and how many documents
+    the file produced (idempotent: a stamped hash is stamped again with the new count)."""
+    base = origin_hash.partition("/")[0]
+    return f"{base}/{count}" if base else ""
+
+
+def done_hash(hashes: Iterable[str]) -> str:
+    """The origin hash of a completely written origin, given the stored hashes of its
+    documents; '' when none, when they differ, or when fewer were written than produced."""
+    found = list(hashes)
+    if not found or any(h != found[0] for h in found):
+        return ""
+    base, _, count = found[0].partition("/")
+    return base if count.isdigit() and int(count) == len(found) else ""
+
+
 def source_kind(loaders_used: Iterable[str]) -> SourceKind:
     """``docs``, ``entries``, ``openapi`` or ``commands`` when one kind was loaded, else mixed."""
     kinds = {_KINDS.get(name, "mixed") for name in loaders_used}
@@ -56,9 +82,15 @@ class SourceWriter:
         self.by_origin: dict[str, list[str]] = {}
         for state in self.states.values():
             self.by_origin.setdefault(state.origin, []).append(state.id)
-        self.origin_hash = {s.origin: s.origin_hash for s in self.states.values()}
+        hashes: dict[str, list[str]] = {}
+        for state in self.states.values():
+            hashes.setdefault(state.origin, []).append(state.origin_hash)
+        self.done = {origin: done_hash(h) for origin, h in hashes.items()}
+        self.done = {origin: h for origin, h in self.done.items() if h}
         self.errors: list[FileError] = []
         self.keep_origins: set[str] = set()  # origins that failed: their old documents stay
+        self.keep_folders: set[str] = set()  # unreadable folders: their documents stay too
+        self.skipped: list[str] = []  # files of unsupported types, for the report
         self.seen: dict[str, str] = {}  # doc id -> origin that produced it in this run
         self.counts = {"inserted": 0, "updated": 0, "unchanged": 0}
         self.chunks_written = 0
@@ -73,8 +105,9 @@ class SourceWriter:
         )
 
     def unchanged(self, origin: str, origin_hash: str) -> bool:
-        """True (and its documents kept) when ``origin`` was stored with this hash."""
-        if not origin_hash or self.origin_hash.get(origin) != origin_hash:
+        """True (and its documents kept) when every document ``origin`` produced was
+        stored with this hash (see the module docstring)."""
+        if not origin_hash or self.done.get(origin) != origin_hash.partition("/")[0]:
             return False
         ids = self.by_origin.get(origin, ())
         for doc_id in ids:
@@ -87,12 +120,31 @@ class SourceWriter:
         self.errors.extend(errors)
         self.keep_origins.add(origin)
 
+    def fail_folder(self, folder: str, error: FileError) -> None:
+        """A folder that could not be read ('' for the root): the documents of every
+        origin under it stay, and the error is reported."""
+        self.errors.append(error)
+        self.keep_folders.add(folder)
+
+    def _kept(self, origin: str) -> bool:
+        return origin in self.keep_origins or any(
+            not folder or origin.startswith(folder + "/") for folder in self.keep_folders
+        )
+
     def add(self, origin: str, loaded: list[Loaded], errors: list[FileError]) -> None:
         """Write what an origin produced; ``errors`` are that origin's problems."""
         if errors:
             self.fail(origin, errors)
-            # Record no origin hash, so the next run loads this origin again.
-            loaded = [Loaded(replace(item.doc, origin_hash=""), item.chunks) for item in loaded]
+        # No origin hash after errors, so the next run loads this origin again; else the
+        # hash and the number of documents (the origin is done when all are stored).
+        count = len(loaded)
+        loaded = [
+            Loaded(
+                replace(item.doc, origin_hash="" if errors else stamp(item.doc.origin_hash, count)),
+                item.chunks,
+            )
+            for item in loaded
+        ]
         fresh: list[Loaded] = []
         for item in loaded:
             other = self.seen.get(item.doc.id)
@@ -132,7 +184,7 @@ class SourceWriter:
         stale = [
             doc_id
             for doc_id, state in self.states.items()
-            if doc_id not in self.seen and state.origin not in self.keep_origins
+            if doc_id not in self.seen and not self._kept(state.origin)
         ]
         deleted = self.store.delete_documents(stale)
         self.store.put_source(
@@ -153,6 +205,7 @@ class SourceWriter:
             files=files,
             errors=tuple(self.errors),
             seconds=time.perf_counter() - self.started,
+            skipped=tuple(self.skipped),
         )
         log.info(
             "ingested %s into %r: %d inserted, %d updated, %d unchanged, %d deleted, %d errors",

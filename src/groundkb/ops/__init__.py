@@ -90,6 +90,7 @@ class Operations:
         self.last_ingest: dict[str, IngestReport] = {}
         self._local = threading.local()
         self._lock = threading.Lock()
+        self.probe: threading.Thread | None = None  # the background embedder probe, if any
 
     def reconfigure(self, settings: Settings) -> None:
         """New thresholds after a settings reload; a forced keyword mode stays forced."""
@@ -133,6 +134,8 @@ class Operations:
         if requested == "auto":
             semantic = configured != "keyword" and _has_embedder(kb)
             fallback = (self.mode.degraded() or "") if semantic else ""
+            if fallback and self.mode.probe_due():
+                self._start_probe(kb)
             keyword_only = bool(fallback)
             watched = semantic and not keyword_only
         else:
@@ -154,8 +157,10 @@ class Operations:
             self._local.keyword_only = False
         ms = (time.perf_counter() - started) * 1000
         embed_failed = result.notice.startswith("embedder failed")
-        if watched:
-            self.mode.record(ms, error=embed_failed)
+        if watched and embed_failed:  # the circuit breaker: keyword at once from now on
+            self.mode.trip(f"{result.notice.split('; ')[0]}; retrying in the background")
+        elif watched:
+            self.mode.record(ms, error=False)
         notice = result.notice
         wanted = configured if requested == "auto" else requested
         if fallback:
@@ -214,6 +219,26 @@ class Operations:
             )
         )
 
+    def _start_probe(self, kb: KnowledgeBase) -> None:
+        """Try the embedder in a background thread and report to the mode controller."""
+
+        def probe() -> None:
+            try:
+                emb = kb.embedder()
+                if emb is None:
+                    raise RuntimeError("no embedder")
+                emb.embed_query("groundkb health check")
+            except Exception as exc:
+                why = f"embedder failed ({querylog.error_text(exc)}); retrying in the background"
+                log.info("embedder probe failed: %s", why)
+                self.mode.probe_result(False, why)
+            else:
+                log.info("embedder probe succeeded: back to %s", self.mode.configured)
+                self.mode.probe_result(True)
+
+        self.probe = threading.Thread(target=probe, name="groundkb-embedder-probe", daemon=True)
+        self.probe.start()
+
     # ------------------------------------------------------------ other events
     def error(self, operation: str, code: str) -> None:
         """Count a failed call; the shells call this where they map errors."""
@@ -239,7 +264,7 @@ class Operations:
         try:
             emb = kb.embedder()
         except Exception as exc:  # searches fall back and say so; so does the state
-            detail = f"embedder failed ({exc})"
+            detail = f"embedder failed ({querylog.error_text(exc)})"
             return dataclasses.replace(
                 state, mode="keyword", reason="embedder_failed", detail=detail
             )
@@ -247,6 +272,11 @@ class Operations:
             detail = "no embedder configured or installed"
             return dataclasses.replace(state, mode="keyword", reason="no_embedder", detail=detail)
         stored = kb.store.embedder()
+        if stored is None and not kb.store.chunk_count():
+            detail = "the index is empty: run `groundkb ingest` or `groundkb sync`"
+            return dataclasses.replace(
+                state, mode="keyword", reason="index_mismatch", detail=detail
+            )
         if stored is None or stored[0] != emb.name:
             have = stored[0] if stored else "no embeddings"
             detail = f"index has {have}, embedder is {emb.name}: run `groundkb reindex`"
@@ -257,12 +287,10 @@ class Operations:
 
 
 def _has_embedder(kb: KnowledgeBase) -> bool:
-    """Whether searches can use an embedder; one that fails to open counts as one (the
-    searcher then falls back to keyword and reports it, which the controller counts)."""
-    try:
-        return kb.embedder() is not None
-    except Exception:
-        return True
+    """Whether searches can use an embedder, without opening it (a search that needs it
+    opens it; one answered by an exact command name never does). One that fails to open
+    counts as one: the searcher then falls back to keyword and reports it."""
+    return kb.embedder_configured()
 
 
 def _filter_map(filters: Filters) -> dict[str, tuple[str, ...]]:

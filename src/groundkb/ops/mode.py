@@ -11,9 +11,18 @@ to ``keyword`` when, with at least ``fallback_min_searches`` searches in the win
 
 It goes back up after ``fallback_cooldown_s``: the window starts empty and the first
 searches are on probation (one error drops it again at once; latency needs a full
-window of evidence, as above). ``retrieval = "keyword"`` in the settings is the
-permanent manual override; :meth:`ModeController.force` is the runtime one (an admin
-action), until cleared.
+window of evidence, as above).
+
+**Circuit breaker.** A search whose embedder failed (unreachable, refusing, timing out
+after its retries) trips the controller at once (:meth:`ModeController.trip`): every
+search runs by keyword from then on without waiting for the embedder. After the
+cool-down the controller does not let a search try again; it asks for a probe
+(:meth:`ModeController.probe_due`), which the caller runs in the background, and only a
+probe that succeeds (:meth:`ModeController.probe_result`) brings the configured mode
+back, on probation. A failed probe starts another cool-down.
+
+``retrieval = "keyword"`` in the settings is the permanent manual override;
+:meth:`ModeController.force` is the runtime one (an admin action), until cleared.
 
 The controller keeps state only: it never runs a search. ``KnowledgeBase.search`` asks
 :meth:`ModeController.degraded` before a search and reports the outcome with
@@ -98,6 +107,8 @@ class ModeController:
         self._since = clock()
         self._until = 0.0
         self._probation = False
+        self._breaker = False  # tripped by an embedder failure: recover only by a probe
+        self._probing = False
         self.changes = 0  # how many times the mode changed
 
     @property
@@ -111,9 +122,51 @@ class ModeController:
         if not self.active:
             return None
         with self._lock:
-            if self._reason is not None and not self._forced and self.clock() >= self._until:
+            if (
+                self._reason is not None
+                and not self._forced
+                and not self._breaker
+                and self.clock() >= self._until
+            ):
                 self._recover()
             return self._reason
+
+    def trip(self, detail: str) -> None:
+        """The embedder failed: search by keyword at once, for a cool-down, then until a
+        background probe succeeds (see the module docstring)."""
+        if not self.active:
+            return
+        with self._lock:
+            if self._forced or (self._reason is not None and self._breaker):
+                return
+            self._breaker = True
+            self._set("errors", detail, self.cooldown_s)
+
+    def probe_due(self) -> bool:
+        """True (once per cool-down) when a tripped breaker should probe the embedder."""
+        with self._lock:
+            due = (
+                self._breaker
+                and self._reason is not None
+                and not self._forced
+                and not self._probing
+                and self.clock() >= self._until
+            )
+            if due:
+                self._probing = True
+            return due
+
+    def probe_result(self, ok: bool, detail: str = "") -> None:
+        """Report a probe: success closes the breaker (probation), failure re-trips it."""
+        with self._lock:
+            self._probing = False
+            if not self._breaker or self._forced:
+                return
+            if ok:
+                self._breaker = False
+                self._recover()
+            else:
+                self._set("errors", detail or self._detail, self.cooldown_s)
 
     def record(self, latency_ms: float, error: bool) -> None:
         """Report one search that ran (or tried to run) in the configured mode."""
@@ -154,6 +207,7 @@ class ModeController:
                     self._set("forced", "keyword forced by an administrator", 0.0)
             elif self._forced:
                 self._forced = False
+                self._breaker = False
                 self._recover()
 
     def update(self, other: ModeController) -> None:
@@ -166,6 +220,7 @@ class ModeController:
             self.cooldown_s = other.cooldown_s
             if changed and not self._forced:
                 self._reason, self._detail = None, ""
+                self._breaker = False
                 self._samples.clear()
 
     def state(self) -> ModeState:

@@ -93,6 +93,21 @@ def redact(text: str) -> str:
     return redact_spans(text)[0]
 
 
+def error_text(exc: BaseException, limit: int = 300) -> str:
+    """An exception's message fit to show a person or an agent: redacted, on one line,
+    at most ``limit`` characters. Every result that reports a failure uses this."""
+    text = " ".join(redact(str(exc) or type(exc).__name__).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class RedactingFormatter(logging.Formatter):
+    """A log formatter that redacts secrets in the whole formatted record, tracebacks
+    included (an exception's message can carry a credential)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
 def _clean_terms(terms: Iterable[str], removed: list[str]) -> list[str]:
     lowered = [r.lower() for r in removed]
     out = []

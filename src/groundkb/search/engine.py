@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
+from .. import bounds
 from ..analyze.text import (
     Alternative,
     Analyzer,
@@ -38,6 +40,7 @@ from ..analyze.text import (
 )
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
+from ..ops.querylog import error_text
 from ..settings import Settings
 from ..store.base import DocSummary, KeywordMatch, KeywordQuery, Store
 from .apis import ApiIndex, ApiWeights, operation_factor
@@ -51,6 +54,7 @@ from .evidence import (
     snippet,
     stemmed_aliases,
 )
+from .refresh import Refreshing
 from .verdict import ClauseStat, Scored, Signals, decide, measure, model_from_settings
 
 if TYPE_CHECKING:
@@ -58,7 +62,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_QUERY_CHARS = 2000
+MAX_QUERY_CHARS = bounds.MAX_QUERY_CHARS
+EMPTY_INDEX = "the index is empty: run `groundkb ingest` or `groundkb sync`"
 MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
 _SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
 
@@ -106,28 +111,40 @@ class Searcher:
         self.settings = settings
         self.analyzer = analyzer
         self._embedder = embedder or (lambda: None)
-        self._derived: _Derived | None = None
-        self._vectors: Any = None  # search.vectors.VectorIndex, built on first use
+        # Derived data and the vector matrix are rebuilt in the background while the index
+        # changes, the previous version serving meanwhile (see refresh.py); a search
+        # uses the version it started with throughout.
+        self._derived_data: Refreshing[int, _Derived] = Refreshing(
+            self.store.generation, self._build_derived
+        )
+        self._vector_data: tuple[int, Refreshing[int, Any]] | None = None
+        self._local = threading.local()
 
     # ------------------------------------------------------------ derived data
     def derived(self) -> _Derived:
-        gen = self.store.generation()
-        if self._derived is None or self._derived.generation != gen:
-            vocab = self.store.vocabulary()
-            rows, avgdl = self.store.row_stats()
-            every = self.store.list_documents(Filters(), limit=10**9)
-            commands = [d for d in every if d.type == "command"]
-            self._derived = _Derived(
-                generation=gen,
-                vocab=vocab,
-                vocab_terms=[t for t in vocab if len(t) >= 3 and not t.isdigit()],
-                n_chunks=max(1, rows),
-                avgdl=avgdl or 1.0,
-                known_terms=_known_terms(every),
-                commands=CommandIndex(commands),
-                apis=ApiIndex.build(every),
-            )
-        return self._derived
+        return self._derived_data.get()
+
+    def invalidate(self) -> None:
+        """The index was changed by this process: the next search rebuilds first."""
+        self._derived_data.invalidate()
+        if self._vector_data is not None:
+            self._vector_data[1].invalidate()
+
+    def _build_derived(self, gen: int) -> _Derived:
+        vocab = self.store.vocabulary()
+        rows, avgdl = self.store.row_stats()
+        every = self.store.list_documents(Filters(), limit=10**9)
+        commands = [d for d in every if d.type == "command"]
+        return _Derived(
+            generation=gen,
+            vocab=vocab,
+            vocab_terms=[t for t in vocab if len(t) >= 3 and not t.isdigit()],
+            n_chunks=max(1, rows),
+            avgdl=avgdl or 1.0,
+            known_terms=_known_terms(every),
+            commands=CommandIndex(commands),
+            apis=ApiIndex.build(every),
+        )
 
     def commands_for(self, filters: Filters, derived: _Derived | None = None) -> CommandIndex:
         """The command index of the commands ``filters`` allow (cached per filter):
@@ -144,8 +161,9 @@ class Searcher:
         return index
 
     def _current(self) -> _Derived:
-        """The derived data checked at the start of this search (no store round trip)."""
-        return self._derived if self._derived is not None else self.derived()
+        """The derived data this thread's search started with (no store round trip)."""
+        pinned: _Derived | None = getattr(self._local, "derived", None)
+        return pinned if pinned is not None else self.derived()
 
     # ------------------------------------------------------------------ search
     def search(
@@ -156,24 +174,29 @@ class Searcher:
         limit = self.settings.default_limit if limit is None else limit
         text = query.strip()
         if not text:
-            raise InvalidInput("query is blank")
+            raise InvalidInput("query: must not be empty")
         if len(text) > MAX_QUERY_CHARS:
             raise InvalidInput(f"query is longer than {MAX_QUERY_CHARS} characters")
         if limit < 1 or limit > 100:
             raise InvalidInput("limit must be between 1 and 100")
         derived = self.derived()
-        command = None
-        if not filters.types or "command" in filters.types:
-            command = self.commands_for(filters, derived).lookup(text)
-        if command is not None:
-            result = self._command_result(text, command, limit)
-        else:
-            semantic, mode, notice = self._semantic(text, filters, limit)
-            result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
-            # "workspace and widgets": two topics, each answered, answer with both (each
-            # part is searched the same way as the whole)
-            result = self._multi_intent(text, filters, limit, semantic is not None) or result
-            result = replace(result, notice=notice)
+        outer = getattr(self._local, "derived", None)
+        self._local.derived = derived  # one version of the derived data per search
+        try:
+            command = None
+            if not filters.types or "command" in filters.types:
+                command = self.commands_for(filters, derived).lookup(text)
+            if command is not None:
+                result = self._command_result(text, command, limit)
+            else:
+                semantic, mode, notice = self._semantic(text, filters, limit)
+                result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
+                # "workspace and widgets": two topics, each answered, answer with both
+                # (each part is searched the same way as the whole)
+                result = self._multi_intent(text, filters, limit, semantic is not None) or result
+                result = replace(result, notice=notice)
+        finally:
+            self._local.derived = outer
         result = replace(result, hits=_monotone(result.hits))
         took = (time.perf_counter() - started) * 1000
         log.debug(
@@ -188,7 +211,7 @@ class Searcher:
 
     def parse(self, text: str) -> tuple[ParsedQuery, str]:
         """Analyze a query and correct words the index does not know."""
-        d = self.derived()
+        d = self._current()
         parsed = self.analyzer.parse(text, d.known_terms)
         if not self.settings.typo_correction or len(parsed.clauses) > self.settings.typo_max_terms:
             # In a long question an unknown word is more likely a real word the docs do
@@ -248,6 +271,8 @@ class Searcher:
             if embedder is None:  # keyword-only by configuration: nothing to report
                 return None, "keyword", ""
             stored = self.store.embedder()
+            if stored is None and not self._current().vocab:
+                return None, "keyword", EMPTY_INDEX
             if stored is None or stored[0] != embedder.name:
                 have = stored[0] if stored else "no embeddings"
                 return (
@@ -261,8 +286,9 @@ class Searcher:
             index = self._vector_index(stored[1])
             query = embedder.embed_query(text)
         except Exception as exc:  # any embedder failure degrades, never fails the search
-            log.warning("embedding the query failed, searching by keyword: %s", exc)
-            return None, "keyword", f"embedder failed ({exc}); keyword search only"
+            why = error_text(exc)
+            log.warning("embedding the query failed, searching by keyword: %s", why)
+            return None, "keyword", f"embedder failed ({why}); keyword search only"
         from .vectors import Neighbours
 
         k = max(self.settings.vector_candidates, limit * 2)
@@ -271,10 +297,15 @@ class Searcher:
     def _vector_index(self, dimension: int) -> Any:
         from .vectors import VectorIndex
 
-        gen = self.store.generation()
-        if self._vectors is None or self._vectors.generation != gen:
-            self._vectors = VectorIndex.build(gen, self.store.vectors(), dimension)
-        return self._vectors
+        if self._vector_data is None or self._vector_data[0] != dimension:
+            self._vector_data = (
+                dimension,
+                Refreshing(
+                    self.store.generation,
+                    lambda gen: VectorIndex.build(gen, self.store.vectors(), dimension),
+                ),
+            )
+        return self._vector_data[1].get()
 
     def _keyword(
         self,

@@ -10,14 +10,20 @@ from typing import Any, NoReturn
 import click
 
 from ..errors import GroundKBError
+from ..ops.querylog import RedactingFormatter
 from ..settings import Settings, load_settings, settings_markdown
 
 EXIT_FAILED = 1  # the command ran but something failed (e.g. files not ingested)
 EXIT_ERROR = 2  # bad input or configuration
 
 
+log = logging.getLogger(__name__)
+
+
 class _Group(click.Group):
-    """Maps groundkb errors to one line on stderr and exit code 2, in one place."""
+    """Maps every error to one line on stderr and exit code 2, in one place: ours as
+    ``error [code]: message``; anything else (a bug) as ``internal_error`` naming its
+    type, with the traceback in the log at debug level, never on the terminal."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -27,6 +33,16 @@ class _Group(click.Group):
 
             click.echo(cli_line(exc), err=True)
             ctx.exit(EXIT_ERROR)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            log.debug("internal error", exc_info=exc)
+            click.echo(
+                f"error [internal_error]: {type(exc).__name__} "
+                "(run with --log-level debug for the details)",
+                err=True,
+            )
+            ctx.exit(EXIT_ERROR)
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -34,10 +50,11 @@ def _settings(ctx: click.Context) -> Settings:
     return settings
 
 
-def _kb(ctx: click.Context) -> Any:
+def _kb(ctx: click.Context, *, create: bool = False) -> Any:
+    """The knowledge base of the settings; only commands that write one create it."""
     from ..api import KnowledgeBase
 
-    return KnowledgeBase.open(settings=_settings(ctx))
+    return KnowledgeBase.open(settings=_settings(ctx), create=create)
 
 
 def _fail(message: str) -> NoReturn:
@@ -67,41 +84,83 @@ def cli(ctx: click.Context, db: str | None, config: str | None, log_level: str |
     except GroundKBError as exc:
         click.echo(f"error [{exc.code}]: {exc.message}", err=True)
         ctx.exit(EXIT_ERROR)
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler(sys.stderr)  # secrets redacted, tracebacks included
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=settings.log_level.upper(), handlers=[handler])
     ctx.obj = settings
 
 
 class _Progress:
-    """A progress bar on stderr (only on a terminal), for ingest and sync."""
+    """Progress on stderr for ingest, sync and reindex: a bar with the rate and the time
+    left on a terminal, else a plain line every ``every`` seconds (and one at the end).
 
-    def __init__(self, quiet: bool, label: str = "ingesting") -> None:
-        self.show = not quiet and sys.stderr.isatty()
-        self.label = label
+    A call with ``done == 0`` starts a phase named by its ``name`` ("ingesting",
+    "embedding"); without one, a phase starts when ``done`` goes back or ``total``
+    changes, and takes the next of ``labels``."""
+
+    def __init__(
+        self, quiet: bool, *labels: str, every: float = 10.0, tty: bool | None = None
+    ) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty() if tty is None else tty
+        self.labels = list(labels) or ["ingesting", "embedding"]
+        self.label = ""
+        self.every = every
         self.bar: Any = None
         self.done = 0
         self.total = 0
+        self.phase = -1
+        self.running = False
+        self.started = self.last = 0.0
 
     def __call__(self, done: int, total: int, name: str) -> None:
-        if not self.show:
+        if self.quiet:
             return
-        if self.bar is None or done < self.done or total != self.total:
-            self.close()  # a new phase (e.g. embedding after ingesting) gets its own bar
-            self.bar = click.progressbar(
-                length=total, label=self.label, file=sys.stderr, item_show_func=lambda n: n
-            )
-            self.bar.__enter__()
+        if done == 0 or not self.running or done < self.done or total != self.total:
+            self.close()  # a new phase (e.g. embedding after ingesting)
+            self.running = True
+            self.phase += 1
+            self.label = name if done == 0 and name else self.labels[self.phase % len(self.labels)]
             self.done, self.total = 0, total
-        self.bar.update(done - self.done, name)
+            self.started = self.last = time.monotonic()
+            if self.tty:
+                self.bar = click.progressbar(
+                    length=total,
+                    label=self.label,
+                    file=sys.stderr,
+                    show_eta=True,
+                    item_show_func=lambda _: self._rate(),
+                )
+                self.bar.__enter__()
+        if self.bar is not None:
+            self.bar.update(done - self.done, name)
         self.done = done
+        now = time.monotonic()
+        if not self.tty and now - self.last >= self.every:
+            self.last = now
+            click.echo(self._line(), err=True)
+
+    def _rate(self) -> str:
+        elapsed = time.monotonic() - self.started
+        return f"{self.done / elapsed:.0f}/s" if elapsed > 0.5 and self.done else ""
+
+    def _line(self) -> str:
+        elapsed = time.monotonic() - self.started
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        line = f"{self.label}: {self.done}/{self.total}"
+        if rate > 0:
+            left = (self.total - self.done) / rate
+            line += f" ({rate:.1f}/s, {left:.0f} s left)" if self.done < self.total else ""
+        return line + f" after {elapsed:.0f} s"
 
     def close(self) -> None:
+        """End the current phase: close its bar, or print its last line."""
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
             self.bar = None
+        elif self.running and not self.tty:
+            click.echo(self._line(), err=True)
+        self.running = False
 
 
 class _CrawlProgress:
@@ -217,7 +276,7 @@ def ingest(
 
     if bool(path) == bool(target):
         raise click.UsageError("give PATH or --python module:object (one of them)")
-    with _kb(ctx) as kb:
+    with _kb(ctx, create=True) as kb:
         progress = _Progress(quiet)
         crawl_progress = _CrawlProgress(quiet, source)
         try:
@@ -257,7 +316,7 @@ def sync(ctx: click.Context, as_json: bool, quiet: bool) -> None:
     """Re-ingest every source listed in groundkb.toml ([[sources]]); a pre-build step."""
     from .render import report_text, to_json
 
-    with _kb(ctx) as kb:
+    with _kb(ctx, create=True) as kb:
         progress = _Progress(quiet)
         crawl_progress = _CrawlProgress(quiet, "url sources")
         try:
@@ -293,7 +352,7 @@ def refresh(
     from ..ingest.web import crawl_options
     from .render import report_text, to_json
 
-    with _kb(ctx) as kb:
+    with _kb(ctx, create=True) as kb:
         options = None
         if allow_networks:
             table = {"allow_networks": list(allow_networks)}
@@ -314,7 +373,7 @@ def reindex(ctx: click.Context, quiet: bool) -> None:
     reindex resumes where it stopped.
     """
     with _kb(ctx) as kb:
-        progress = _Progress(quiet, label="embedding")
+        progress = _Progress(quiet, "embedding")
         try:
             done = kb.reindex(progress=progress)
         finally:
@@ -338,10 +397,9 @@ def validate(ctx: click.Context, source: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(to_json(problems))
     else:
-        for p in problems:
-            click.echo(f"{p} ({p.code})")
-        errors = sum(1 for p in problems if p.severity == "error")
-        click.echo(f"{errors} errors, {len(problems) - errors} warnings")
+        from .render import problems_text
+
+        click.echo(problems_text(problems))
     if any(p.severity == "error" for p in problems):
         sys.exit(EXIT_FAILED)
 
@@ -372,11 +430,19 @@ def command_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
 @click.option("--category", "-c", help="Only this category.")
 @click.option("--limit", "-n", default=50, show_default=True, type=click.IntRange(1, 500))
 @click.option("--offset", default=0, type=click.IntRange(0), help="Skip this many.")
+@click.option("--json", "as_json", is_flag=True, help="Print the page as JSON (the MCP shape).")
 @click.pass_context
-def commands_cmd(ctx: click.Context, category: str | None, limit: int, offset: int) -> None:
+def commands_cmd(
+    ctx: click.Context, category: str | None, limit: int, offset: int, as_json: bool
+) -> None:
     """List documented CLI commands, a page at a time."""
     with _kb(ctx) as kb:
         docs, total = kb.list_commands(category, limit=limit, offset=offset)
+    if as_json:
+        from .schemas import commands_out
+
+        click.echo(commands_out(docs, total, offset).model_dump_json(indent=2))
+        return
     for d in docs:
         click.echo(f"{d.command or d.title}\t{d.summary}")
     click.echo(f"{offset + 1 if docs else offset}-{offset + len(docs)} of {total}", err=True)
@@ -460,14 +526,23 @@ def search(
     mode: str | None,
     as_json: bool,
 ) -> None:
-    """Search the knowledge base; prints the verdict and the hits with evidence."""
+    """Search the knowledge base; prints the verdict and the hits with evidence.
+
+    --json prints what the MCP tool returns, plus ``signals`` (what the verdict weighed).
+    """
     from .render import search_text, to_json
 
     with _kb(ctx) as kb:
         result = kb.search(
             query, type=type_, category=category, source=source, limit=limit, mode=mode
         )
-    click.echo(to_json(result) if as_json else search_text(result))
+    if as_json:
+        from .schemas import search_out
+
+        data = search_out(result).model_dump(mode="json")
+        click.echo(to_json({**data, "signals": dict(result.signals)}))
+        return
+    click.echo(search_text(result))
 
 
 @cli.command()
@@ -628,19 +703,25 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 
 @cli.command("settings")
 @click.option("--markdown", is_flag=True, help="Print the settings reference instead.")
+@click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
 @click.pass_context
-def settings_cmd(ctx: click.Context, markdown: bool) -> None:
+def settings_cmd(ctx: click.Context, markdown: bool, as_json: bool) -> None:
     """Show the effective settings (defaults < groundkb.toml < env < flags)."""
     if markdown:
         click.echo(settings_markdown(), nl=False)
         return
     s = _settings(ctx)
     from ..settings import SECRET_SETTINGS
-    from .render import to_data
+    from .render import to_data, to_json
 
-    for key, value in to_data(s).items():
-        if key in SECRET_SETTINGS:
-            value = "(set, hidden)" if value else ""
+    data = {
+        key: ("(set, hidden)" if value else "") if key in SECRET_SETTINGS else value
+        for key, value in to_data(s).items()
+    }
+    if as_json:
+        click.echo(to_json(data))
+        return
+    for key, value in data.items():
         if key != "sources":
             click.echo(f"{key} = {value!r}")
 

@@ -24,6 +24,7 @@ import anyio
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from .. import bounds
 from ..errors import Forbidden, Unauthorized
 from ..ops import Caller, calling
 from ..settings import SECRET_SETTINGS, SETTINGS, load_settings
@@ -127,15 +128,15 @@ async def list_documents(
     type: Annotated[str | None, Query(description="Only these types (comma list).")] = None,
     category: Annotated[str | None, Query(description="Only these categories.")] = None,
     source: Annotated[str | None, Query(description="Only these sources.")] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=bounds.LIST_LIMIT[0], le=bounds.LIST_LIMIT[1])] = 100,
+    offset: Annotated[int, Query(ge=0, le=bounds.MAX_OFFSET)] = 0,
 ) -> s.DocumentsOut:
     docs = await ctx.run(
         lambda: ctx.kb.list_documents(
             type=type, category=category, source=source, limit=limit, offset=offset
         )
     )
-    summaries = [s.DocSummaryOut.model_validate(d) for d in docs]
+    summaries = [s.doc_summary_out(d) for d in docs]
     return s.DocumentsOut(offset=offset, documents=summaries)
 
 
@@ -144,13 +145,15 @@ async def get_document(
     ctx: Ctx,
     doc_id: Annotated[str, Path(description="Document id (a chunk id works too).")],
     max_tokens: Annotated[int | None, Query(ge=256, le=1_000_000)] = None,
-    offset: Annotated[int, Query(ge=0, description="Read the content from here.")] = 0,
+    offset: Annotated[
+        int, Query(ge=0, le=bounds.MAX_OFFSET, description="Read the content from here.")
+    ] = 0,
 ) -> s.DocumentOut:
     """The whole document; with ``max_tokens``, its content cut to fit (read on with
     ``offset = next_offset``)."""
 
     def run() -> s.DocumentOut:
-        doc = s.document_out(ctx.kb.get(doc_id.split("#", 1)[0]))
+        doc = s.document_out(ctx.kb.get(doc_id))
         if max_tokens is None and not offset:
             return doc
         from ..answer.tooloutput import fit_document
@@ -166,8 +169,8 @@ async def get_document(
 async def list_commands(
     ctx: Ctx,
     category: Annotated[str | None, Query()] = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0, le=bounds.MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=bounds.LIST_LIMIT[0], le=bounds.LIST_LIMIT[1])] = 50,
 ) -> s.CommandsOut:
     docs, total = await ctx.run(lambda: ctx.kb.list_commands(category, limit=limit, offset=offset))
     return s.commands_out(docs, total, offset)
@@ -184,8 +187,15 @@ async def get_command(
 @router.get("/endpoint", tags=["apis"], summary="One API operation by path")
 async def get_endpoint(
     ctx: Ctx,
-    path: Annotated[str, Query(min_length=1, description="e.g. /v1/customers/cus_123")],
-    method: Annotated[str | None, Query(description="HTTP method, e.g. POST.")] = None,
+    path: Annotated[
+        str,
+        Query(
+            min_length=1, max_length=bounds.MAX_NAME_CHARS, description="e.g. /v1/customers/cus_123"
+        ),
+    ],
+    method: Annotated[
+        str | None, Query(max_length=20, description="HTTP method, e.g. POST.")
+    ] = None,
 ) -> s.EndpointLookupOut:
     """Exact path, a template (/users/123 for /users/{id}) or without a version prefix,
     with the operations on the same resource, its parents and children."""
@@ -201,9 +211,16 @@ async def get_endpoint(
 @router.get("/endpoints", tags=["apis"], summary="API operations on a resource")
 async def find_endpoints(
     ctx: Ctx,
-    resource: Annotated[str, Query(min_length=1, description="e.g. location, users")],
+    resource: Annotated[
+        str,
+        Query(min_length=1, max_length=bounds.MAX_NAME_CHARS, description="e.g. location, users"),
+    ],
     operation: Annotated[
-        str | None, Query(description="create, read, list, update, delete, or a verb.")
+        str | None,
+        Query(
+            max_length=bounds.MAX_NAME_CHARS,
+            description="create, read, list, update, delete, or a verb.",
+        ),
     ] = None,
 ) -> s.EndpointsOut:
     found = await ctx.run(lambda: ctx.kb.find_endpoints(resource, operation))
@@ -333,7 +350,9 @@ async def reload(ctx: Admin, request: Request) -> o.ReloadOut:
     def run() -> o.ReloadOut:
         kb = ctx.kb
         before = kb.settings
-        fresh = load_settings(before.config_path or None, overrides=overrides)
+        fresh = load_settings(
+            before.config_path or None, overrides=overrides, trusted=before.config_trusted
+        )
         kb.reload(fresh)
         old, new = dataclasses.asdict(before), dataclasses.asdict(fresh)
         changed = [k for k in new if k in {x.name for x in SETTINGS} and old[k] != new[k]]

@@ -5,16 +5,24 @@ Tools return structured output (the pydantic models of ``schemas.py``, shared wi
 REST API); errors come back as tool errors that start with our error code, e.g.
 ``[not_found] no document with id 'x'``, never a traceback. Invalid arguments too:
 ``[invalid_input] limit: must be at most 50`` (see ``errors.py`` in this package, the
-one error mapper of every shell).
+one error mapper of every shell). Argument bounds come from ``bounds.py``.
+
+Every document is the resource ``kb://docs/{+doc_id}`` (the ``+`` lets ids keep their
+``/``); hits and documents carry its URI, percent-encoded where an id holds ``#``,
+``?``, ``%`` or spaces, so it works as given. ``resources/list`` pages through every
+document (:data:`RESOURCE_PAGE` per page).
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import anyio
+from mcp import MCPError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import (
     ResourceError,
@@ -22,9 +30,20 @@ from mcp.server.mcpserver.exceptions import (
     ToolError,
     UnexpectedToolError,
 )
-from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.server.mcpserver.resources.templates import ResourceSecurity
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    InputRequiredResult,
+    ListResourcesResult,
+    PaginatedRequestParams,
+    Resource,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import Field, ValidationError
 
+from .. import __version__, bounds
 from ..api import KnowledgeBase
 from ..errors import NotFound
 from ..ops import Caller, calling
@@ -45,6 +64,7 @@ from .schemas import (
     document_out,
     endpoint_out,
     lookup_out,
+    resource_uri,
     search_out,
 )
 
@@ -71,6 +91,8 @@ This server is the single source of truth for the product's documentation, comma
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
+RESOURCE_PAGE = 100  # documents per resources/list page
+_MISSING_ARGS = re.compile(r"Missing required arguments: \{(.*)\}")
 
 
 MaxTokens = Annotated[
@@ -109,7 +131,66 @@ def _mapped(kb: KnowledgeBase, operation: str) -> Callable[[BaseException], Tool
 
 class _Server(MCPServer):
     """Reports invalid tool arguments in our words: ``[invalid_input] limit: must be at
-    most 50``, not pydantic's text (the SDK validates before the tool runs)."""
+    most 50``, not pydantic's text (the SDK validates before the tool runs); lists the
+    documents as resources, a page at a time."""
+
+    kb: KnowledgeBase | None = None
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> Any:
+        """Prompt arguments that are missing or invalid are ``[invalid_input]`` errors (the
+        SDK reports them as internal errors)."""
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except MCPError:
+            raise
+        except ValueError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                raise MCPError(INVALID_PARAMS, tool_text(cause)) from None
+            text = str(exc)
+            missing = _MISSING_ARGS.search(text)
+            if missing:
+                names = ", ".join(sorted(n.strip(" '\"") for n in missing.group(1).split(",")))
+                raise MCPError(INVALID_PARAMS, f"[invalid_input] {names}: is required") from None
+            if text.startswith("Unknown prompt"):
+                raise MCPError(INVALID_PARAMS, f"[not_found] no prompt named {name!r}") from None
+            raise
+
+    async def _handle_list_resources(  # the SDK's hook for resources/list (it has no paging)
+        self, ctx: Any, params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        kb = self.kb
+        if kb is None:
+            return await super()._handle_list_resources(ctx, params)
+        cursor = params.cursor if params is not None else None
+        if cursor is not None and not (cursor.isdigit() and int(cursor) <= bounds.MAX_OFFSET):
+            raise MCPError(INVALID_PARAMS, "[invalid_input] cursor: not one this server gave")
+        offset = int(cursor or 0)
+
+        def page() -> list[Any]:
+            with calling(Caller(shell="mcp")):
+                return kb.list_documents(limit=RESOURCE_PAGE + 1, offset=offset)
+
+        try:
+            docs = await anyio.to_thread.run_sync(page)
+        except Exception as exc:
+            raise MCPError(INVALID_PARAMS, tool_text(exc)) from None
+        more = len(docs) > RESOURCE_PAGE
+        resources = [
+            Resource(
+                uri=resource_uri(d.id),
+                name=d.id,
+                title=d.title,
+                description=d.summary or None,
+                mime_type="text/markdown",
+            )
+            for d in docs[:RESOURCE_PAGE]
+        ]
+        return ListResourcesResult(
+            resources=resources, next_cursor=str(offset + RESOURCE_PAGE) if more else None
+        )
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -125,7 +206,13 @@ class _Server(MCPServer):
 
 def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
     """An MCP server exposing ``kb``; the caller owns ``kb`` and closes it."""
-    mcp: MCPServer = _Server(name, instructions=INSTRUCTIONS)
+    server = _Server(name, instructions=INSTRUCTIONS, version=__version__)
+    server.kb = kb
+    mcp: MCPServer = server
+
+    def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Register a read-only tool; its description is the docstring, dedented."""
+        return mcp.tool(annotations=READ_ONLY, description=inspect.cleandoc(fn.__doc__ or ""))(fn)
 
     async def _call(fn: Callable[[], T], operation: str = "") -> T:
         """Run a core call in a worker thread; map every error to a tool error."""
@@ -134,20 +221,28 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         except Exception as exc:
             raise _mapped(kb, operation or "mcp")(exc) from None
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool
     async def search_knowledge(
         query: Annotated[
             str,
             Field(
                 min_length=1,
-                max_length=2000,
-                description="What to find, e.g. 'list users command'.",
+                max_length=bounds.MAX_QUERY_INPUT_CHARS,
+                description="What to find, e.g. 'list users command'. Searched by its "
+                f"first {bounds.MAX_QUERY_CHARS} characters.",
             ),
         ],
         type: Annotated[DocTypeFilter, Field(description="Only this type of entry.")] = "all",
-        category: Annotated[str | None, Field(description="Only this category.")] = None,
-        source: Annotated[str | None, Field(description="Only this source.")] = None,
-        limit: Annotated[int, Field(ge=1, le=50, description="Most hits to return.")] = 5,
+        category: Annotated[
+            str | None,
+            Field(max_length=bounds.MAX_FILTER_CHARS, description="Only this category."),
+        ] = None,
+        source: Annotated[
+            str | None, Field(max_length=bounds.MAX_FILTER_CHARS, description="Only this source.")
+        ] = None,
+        limit: Annotated[
+            int, Field(ge=1, le=bounds.MCP_SEARCH_LIMIT, description="Most hits to return.")
+        ] = 5,
         max_tokens: MaxTokens = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         """Search the knowledge base for commands, API endpoints, guides and docs.
@@ -163,12 +258,24 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
 
         return _compact(await _call(run, "search_knowledge"))
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool
     async def get_document(
-        id: Annotated[str, Field(min_length=1, description="Document id from a search hit.")],
+        id: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=bounds.MAX_ID_CHARS,
+                description="Document id from a search hit (a chunk id works too).",
+            ),
+        ],
         max_tokens: MaxTokens = None,
         offset: Annotated[
-            int, Field(ge=0, description="Read the content from here (a next_offset).")
+            int,
+            Field(
+                ge=0,
+                le=bounds.MAX_OFFSET,
+                description="Read the content from here (a next_offset).",
+            ),
         ] = 0,
     ) -> Annotated[CallToolResult, DocumentOut]:
         """Get the full text of one document (page, entry, command or endpoint) by id.
@@ -178,17 +285,24 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         cap = max_tokens or kb.settings.tool_max_tokens
 
         def run() -> dict[str, Any]:
-            doc = document_out(kb.get(id.split("#", 1)[0]))
+            doc = document_out(kb.get(id))
             return fit_document(doc.model_dump(mode="json"), cap, offset)
 
         return _compact(await _call(run, "get_document"))
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool
     async def get_command(
         command: Annotated[
-            str, Field(min_length=1, description="Exact command name, e.g. 'helios gw users list'.")
+            str,
+            Field(
+                min_length=1,
+                max_length=bounds.MAX_NAME_CHARS,
+                description="Exact command name, e.g. 'helios gw users list'.",
+            ),
         ],
-        source: Annotated[str | None, Field(description="Only this source.")] = None,
+        source: Annotated[
+            str | None, Field(max_length=bounds.MAX_FILTER_CHARS, description="Only this source.")
+        ] = None,
     ) -> CommandLookupOut:
         """Get one CLI command by its exact name or alias: syntax, options and examples.
 
@@ -198,11 +312,18 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         found = await _call(lambda: kb.lookup_command(command, source=source), "get_command")
         return command_lookup_out(found)
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool
     async def list_commands(
-        category: Annotated[str | None, Field(description="Only this category.")] = None,
-        offset: Annotated[int, Field(ge=0, description="From a previous next_offset.")] = 0,
-        limit: Annotated[int, Field(ge=1, le=200, description="Commands per page.")] = 50,
+        category: Annotated[
+            str | None,
+            Field(max_length=bounds.MAX_FILTER_CHARS, description="Only this category."),
+        ] = None,
+        offset: Annotated[
+            int, Field(ge=0, le=bounds.MAX_OFFSET, description="From a previous next_offset.")
+        ] = 0,
+        limit: Annotated[
+            int, Field(ge=1, le=bounds.MCP_LIST_LIMIT, description="Commands per page.")
+        ] = 50,
     ) -> CommandsOut:
         """List the documented CLI commands, a page at a time."""
         docs, total = await _call(
@@ -210,12 +331,19 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         )
         return commands_out(docs, total, offset)
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool
     async def get_api_endpoint(
         path: Annotated[
-            str, Field(min_length=1, description="API path, e.g. '/v1/customers/cus_123'.")
+            str,
+            Field(
+                min_length=1,
+                max_length=bounds.MAX_NAME_CHARS,
+                description="API path, e.g. '/v1/customers/cus_123'.",
+            ),
         ],
-        method: Annotated[str | None, Field(description="HTTP method, e.g. 'POST'.")] = None,
+        method: Annotated[
+            str | None, Field(max_length=20, description="HTTP method, e.g. 'POST'.")
+        ] = None,
     ) -> EndpointLookupOut:
         """Look up an API operation by path (exact, template such as /users/123 for
         /users/{id}, or without a version prefix), with its related operations."""
@@ -228,16 +356,22 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         found, op = await _call(lookup, "get_api_endpoint")
         return lookup_out(found, op)
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool
     async def find_endpoints(
         resource: Annotated[
-            str, Field(min_length=1, description="Resource name, e.g. 'location' or 'users'.")
+            str,
+            Field(
+                min_length=1,
+                max_length=bounds.MAX_NAME_CHARS,
+                description="Resource name, e.g. 'location' or 'users'.",
+            ),
         ],
         operation: Annotated[
             str | None,
             Field(
+                max_length=bounds.MAX_NAME_CHARS,
                 description="create, read, list, update, delete, an action like 'cancel', "
-                "or a verb for one ('add', 'set up', 'evict')."
+                "or a verb for one ('add', 'set up', 'evict').",
             ),
         ] = None,
     ) -> EndpointsOut:
@@ -250,9 +384,12 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
     _prompt_tools(mcp, kb)
 
     @mcp.resource(
-        "kb://docs/{doc_id}",
+        "kb://docs/{+doc_id}",
         mime_type="text/markdown",
-        description="A document of the knowledge base, as Markdown.",
+        description="A document of the knowledge base, as Markdown (the resource URI of a "
+        "hit or document; `/` in an id is kept, `#`, `?` and `%` are percent-encoded).",
+        # a document id is looked up in the index, never used as a file path
+        security=ResourceSecurity(exempt_params={"doc_id"}),
     )
     async def document_resource(doc_id: str) -> str:
         try:

@@ -14,6 +14,7 @@ Shared helpers for compact, budgeted tool results (``compact_json``, ``fit_searc
 
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -40,10 +41,17 @@ READ_ONLY = ToolAnnotations(
 )
 
 
+_BUILD_PROMPT_DOC = """Build a knowledge-aware prompt for a question: system and user prompt
+with the retrieved passages (cited), API entities and relationships, axioms and glossary,
+each within its token budget, at a grounding level. Lists every id included so the answer
+can be audited. On no_match the prompt tells the model to say it does not know; on clarify
+it carries the options to ask about."""
+
+
 def _prompt_tools(mcp: MCPServer, kb: KnowledgeBase) -> None:
     """Register the ``build_prompt`` tool and one MCP prompt per template."""
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, description=inspect.cleandoc(_BUILD_PROMPT_DOC))
     async def build_prompt(
         question: Annotated[
             str, Field(min_length=1, max_length=2000, description="The user's question.")
@@ -74,11 +82,6 @@ def _prompt_tools(mcp: MCPServer, kb: KnowledgeBase) -> None:
             str, Field(max_length=4000, description="Extra instructions for the model.")
         ] = "",
     ) -> Annotated[CallToolResult, PromptOut]:
-        """Build a knowledge-aware prompt for a question: system and user prompt with the
-        retrieved passages (cited), API entities and relationships, axioms and glossary,
-        each within its token budget, at a grounding level. Lists every id included so
-        the answer can be audited. On no_match the prompt tells the model to say it does
-        not know; on clarify it carries the options to ask about."""
         chosen: int | dict[str, int] | None = part_budgets if part_budgets else budget
 
         def run() -> BuiltPrompt:

@@ -6,9 +6,14 @@ import dataclasses
 import json
 import shutil
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..models import Document, IngestReport, SearchResult, SourceInfo, Stats
+from ..models import Document, Hit, IngestReport, SearchResult, SourceInfo, Stats
+
+if TYPE_CHECKING:
+    from ..ingest.validate import Problem
+
+_METHODS = ("GET ", "POST ", "PUT ", "PATCH ", "DELETE ", "HEAD ", "OPTIONS ", "TRACE ")
 
 
 def to_data(obj: Any) -> Any:
@@ -50,9 +55,10 @@ def search_text(result: SearchResult) -> str:
     for i, h in enumerate(result.hits, 1):
         section = h.header_path if h.header_path != h.title else ""
         rows.append(
-            (str(i), f"{h.score:.2f}", h.chunk_id, h.title, section, ", ".join(h.matched_terms))
+            (str(i), f"{h.score:.2f}", _hit_id(h), h.title, section, ", ".join(h.matched_terms))
         )
-    caps = [3, 5, 28, 32, 30, 24]
+    apis = any(h.type == "api" for h in result.hits)
+    caps = [3, 5, 48 if apis else 28, 32, 30, 24]
     widths = [min(cap, max(len(r[c]) for r in rows)) for c, cap in enumerate(caps)]
     lines.append("")
     for r in rows:
@@ -61,6 +67,38 @@ def search_text(result: SearchResult) -> str:
     for i, h in enumerate(result.hits, 1):
         lines.append(f"[{i}] {h.citation}")
         lines.append("    " + _cut(h.snippet, max(40, width - 4)))
+    return "\n".join(lines)
+
+
+def _hit_id(h: Hit) -> str:
+    """What identifies a hit in the table: an API operation's method and path, else the
+    chunk id."""
+    if h.method and h.path:
+        return f"{h.method} {h.path}"
+    if h.type == "api":  # an operation found without its fields: its id is spec:METHOD /path
+        _, _, op = h.doc_id.partition(":")
+        if op.startswith(_METHODS):
+            return op
+    return h.chunk_id
+
+
+def problems_text(problems: list[Problem], shown: int = 3) -> str:
+    """Validation problems, one per line, except that the same problem in more than
+    ``shown`` documents of one file is one line with a count and examples."""
+    groups: dict[tuple[str, str, str, str], list[Problem]] = {}
+    for p in problems:
+        groups.setdefault((p.severity, p.code, p.path, p.message), []).append(p)
+    lines: list[str] = []
+    for (severity, code, path, message), group in groups.items():
+        if len(group) <= shown:
+            lines += [f"{p} ({p.code})" for p in group]
+            continue
+        examples = ", ".join(p.doc_id for p in group[:shown])
+        lines.append(
+            f"{severity}: {path}: {message} — {len(group)} documents ({code}), e.g. {examples}, …"
+        )
+    errors = sum(1 for p in problems if p.severity == "error")
+    lines.append(f"{errors} errors, {len(problems) - errors} warnings")
     return "\n".join(lines)
 
 
@@ -97,10 +135,24 @@ def report_text(r: IngestReport) -> str:
     ]
     if r.notice:
         lines.append(f"note: {r.notice}")
+    if r.skipped:
+        lines.append(skipped_text(r.skipped))
     if r.errors:
         lines.append(f"{len(r.errors)} problem(s):")
         lines += [f"  {e}" for e in r.errors]
     return "\n".join(lines)
+
+
+def skipped_text(paths: tuple[str, ...], shown: int = 5) -> str:
+    """One line on the files an ingest left out: counts by type, then a few names."""
+    by_type: dict[str, int] = {}
+    for p in paths:
+        name = p.rsplit("/", 1)[-1]
+        suffix = "." + name.rsplit(".", 1)[-1].lower() if "." in name else "(no suffix)"
+        by_type[suffix] = by_type.get(suffix, 0) + 1
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(by_type.items(), key=lambda kv: -kv[1]))
+    names = ", ".join(paths[:shown]) + (", …" if len(paths) > shown else "")
+    return f"skipped {len(paths)} file(s) of types no loader reads ({kinds}): {names}"
 
 
 def sources_text(infos: list[SourceInfo]) -> str:

@@ -13,8 +13,11 @@ flag) is computed in the ``*_out`` functions below.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from .. import bounds
 
 if TYPE_CHECKING:
     from ..answer import BuiltPrompt, PromptTemplate
@@ -35,18 +38,43 @@ class _Out(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
 
+RESOURCE_PREFIX = "kb://docs/"
+_URI_SAFE = "/:@!$&'()*+,;=-._~"
+
+
+def resource_uri(doc_id: str) -> str:
+    """The MCP resource URI of a document: ``kb://docs/`` and the id, percent-encoded
+    except for ``/`` and the other characters a URI path keeps as they are."""
+    return RESOURCE_PREFIX + quote(doc_id, safe=_URI_SAFE)
+
+
+_RESOURCE_URI = Field(default="", description="MCP resource URI of the document (read it as is).")
+
+
 # ---------------------------------------------------------------------- search
 class SearchRequest(BaseModel):
     """A search: ``GET /api/search?query=...`` or the same fields as a JSON body."""
 
     model_config = ConfigDict(extra="forbid")
-    query: str = Field(min_length=1, max_length=2000, description="What to find.")
-    type: str | None = Field(
-        default=None, description="Only these types (comma list): command, api, guide, ..."
+    query: str = Field(
+        min_length=1,
+        max_length=bounds.MAX_QUERY_INPUT_CHARS,
+        description=f"What to find (searched by its first {bounds.MAX_QUERY_CHARS} characters).",
     )
-    category: str | None = Field(default=None, description="Only these categories.")
-    source: str | None = Field(default=None, description="Only these sources.")
-    limit: int | None = Field(default=None, ge=1, le=100, description="Most hits.")
+    type: str | None = Field(
+        default=None,
+        max_length=bounds.MAX_FILTER_CHARS,
+        description="Only these types (comma list): command, api, guide, ...",
+    )
+    category: str | None = Field(
+        default=None, max_length=bounds.MAX_FILTER_CHARS, description="Only these categories."
+    )
+    source: str | None = Field(
+        default=None, max_length=bounds.MAX_FILTER_CHARS, description="Only these sources."
+    )
+    limit: int | None = Field(
+        default=None, ge=bounds.SEARCH_LIMIT[0], le=bounds.SEARCH_LIMIT[1], description="Most hits."
+    )
     mode: RetrievalMode = Field(
         default="auto", description="auto: what the mode controller allows; or force one."
     )
@@ -97,6 +125,7 @@ class HitOut(_Out):
     method: str = Field(default="", description="API operations: the HTTP method.")
     path: str = Field(default="", description="API operations: the path, as in the spec.")
     resource: str = Field(default="", description="API operations: the resource acted on.")
+    resource_uri: str = _RESOURCE_URI
 
 
 class SearchOut(_Out):
@@ -121,7 +150,10 @@ class SearchOut(_Out):
 
 
 def search_out(r: SearchResult) -> SearchOut:
-    return SearchOut.model_validate(r)
+    out = SearchOut.model_validate(r)
+    for hit in out.hits:
+        hit.resource_uri = resource_uri(hit.doc_id)
+    return out
 
 
 # ------------------------------------------------------------------- documents
@@ -147,6 +179,7 @@ class DocumentOut(_Out):
     citation: str
     content_hash: str
     updated_at: str
+    resource_uri: str = _RESOURCE_URI
     offset: int = Field(default=0, description="Character offset of content in the document.")
     truncated: bool = Field(default=False, description="The content was cut to max_tokens.")
     next_offset: int | None = Field(
@@ -172,6 +205,7 @@ def document_out(d: Document) -> DocumentOut:
             "citation": citation_of(d),
             "content_hash": d.content_hash,
             "updated_at": d.updated_at,
+            "resource_uri": resource_uri(d.id),
         }
     )
 
@@ -185,6 +219,13 @@ class DocSummaryOut(_Out):
     summary: str
     command: str = ""
     uri: str = ""
+    resource_uri: str = _RESOURCE_URI
+
+
+def doc_summary_out(d: DocSummary) -> DocSummaryOut:
+    out = DocSummaryOut.model_validate(d)
+    out.resource_uri = resource_uri(d.id)
+    return out
 
 
 class DocumentsOut(BaseModel):
@@ -202,6 +243,7 @@ class EndpointOut(_Out):
     resources: list[str]
     operation_id: str = ""
     spec: str = ""
+    resource_uri: str = _RESOURCE_URI
 
 
 class EndpointLookupOut(BaseModel):
@@ -240,6 +282,7 @@ class CommandSummaryOut(_Out):
     title: str
     category: str
     summary: str
+    resource_uri: str = _RESOURCE_URI
 
 
 class CommandsOut(BaseModel):
@@ -250,7 +293,9 @@ class CommandsOut(BaseModel):
 
 
 def endpoint_out(e: Endpoint) -> EndpointOut:
-    return EndpointOut.model_validate(e)
+    out = EndpointOut.model_validate(e)
+    out.resource_uri = resource_uri(e.doc_id)
+    return out
 
 
 def lookup_out(found: EndpointLookup, operation: Document | None) -> EndpointLookupOut:
@@ -279,12 +324,18 @@ def command_lookup_out(found: CommandLookup) -> CommandLookupOut:
     )
 
 
+def _command_summary(d: DocSummary) -> CommandSummaryOut:
+    out = CommandSummaryOut.model_validate(d)
+    out.resource_uri = resource_uri(d.id)
+    return out
+
+
 def commands_out(docs: list[DocSummary], total: int, offset: int) -> CommandsOut:
     nxt = offset + len(docs)
     return CommandsOut(
         total=total,
         offset=offset,
-        commands=[CommandSummaryOut.model_validate(d) for d in docs],
+        commands=[_command_summary(d) for d in docs],
         next_offset=nxt if nxt < total else None,
     )
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..ops import querylog
+from ..ops.querylog import RedactingFormatter
 
 if TYPE_CHECKING:
     from ..api import KnowledgeBase
@@ -32,12 +33,9 @@ _QUERY_HANDLER = "groundkb-query-log"
 
 
 def configure_logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        force=True,
-    )
+    stderr = logging.StreamHandler(sys.stderr)  # secrets redacted, tracebacks included
+    stderr.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=settings.log_level.upper(), handlers=[stderr], force=True)
     qlog = logging.getLogger(querylog.LOGGER_NAME)
     for h in [h for h in qlog.handlers if h.get_name() == _QUERY_HANDLER]:
         qlog.removeHandler(h)
@@ -67,7 +65,7 @@ def configure_logging(settings: Settings) -> None:
 def opened(settings: Settings) -> Iterator[KnowledgeBase]:
     from ..api import KnowledgeBase
 
-    kb = KnowledgeBase.open(settings=settings)
+    kb = KnowledgeBase.open(settings=settings, create=False)
     try:
         yield kb
     finally:

@@ -1,0 +1,98 @@
+"""Wall time of one ``groundkb search`` from the command line, start to exit.
+
+Every CLI search is a new process: it imports groundkb, opens the index and, in hybrid
+mode, loads the embedding model before it can embed the query. This measures that whole
+cost for three searches on the example knowledge base (ingested once, with the local
+model's vectors): a keyword search, a hybrid search, and an exact command name (which
+needs no model). With ``--before SRC`` (a ``src`` folder of another checkout, e.g.
+``git archive main src | tar -x -C /tmp/before``) the same searches run with that code
+too, alternating run by run, so both sides see the same machine load.
+
+    python benchmarks/cli_startup.py --before /tmp/before/src --runs 15 \\
+        --json benchmarks/results/cli_startup.json
+
+Needs the local model (``make install`` installs it). Medians and p90 in seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SEARCHES = {
+    "keyword": ["search", "how do I share a workspace", "--mode", "keyword"],
+    "hybrid": ["search", "how do I share a workspace", "--mode", "hybrid"],
+    "command": ["search", "helios gw users list"],
+}
+
+
+def _cli(src: Path | None, db: Path, args: list[str]) -> float:
+    env = {**os.environ, "GROUNDKB_EMBEDDER": "minilm", "HF_HUB_OFFLINE": "1"}
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    code = "from groundkb.serve.cli import main; main()"
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", code, "--db", str(db), *args],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - started
+
+
+def _summary(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {
+        "median_s": round(statistics.median(ordered), 3),
+        "p90_s": round(ordered[int(0.9 * (len(ordered) - 1))], 3),
+        "min_s": round(ordered[0], 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", type=Path, help="src folder of the code to compare with")
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--json", type=Path, help="write the results here")
+    opts = parser.parse_args()
+    sides: dict[str, Path | None] = {"after": None}
+    if opts.before:
+        sides = {"before": opts.before, "after": None}
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "example.db"
+        for folder, source in (("docs", "docs"), ("entries", "commands")):
+            shutil.copytree(ROOT / "examples" / folder, Path(tmp) / folder)
+            _cli(None, db, ["ingest", str(Path(tmp) / folder), "-s", source, "-q"])
+        for side in sides.values():  # warm the model cache and the page cache
+            for args in SEARCHES.values():
+                _cli(side, db, args)
+        times: dict[str, dict[str, list[float]]] = {s: {k: [] for k in SEARCHES} for s in sides}
+        for _ in range(opts.runs):
+            for name, args in SEARCHES.items():
+                for side, src in sides.items():
+                    times[side][name].append(_cli(src, db, args))
+    result: dict[str, Any] = {
+        "runs": opts.runs,
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+        **{side: {k: _summary(v) for k, v in by.items()} for side, by in times.items()},
+    }
+    print(json.dumps(result, indent=2))
+    if opts.json:
+        opts.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
