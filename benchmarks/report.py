@@ -1,6 +1,8 @@
 """Render docs/benchmarks.md from the result files in benchmarks/results/.
 
-    python benchmarks/report.py
+    python benchmarks/report.py [--section api]
+
+``--section api`` rewrites only the endpoint section of the page in place.
 
 Every number in the page comes from a result file written by a benchmark run on this
 machine; the page says which files and when they were written.
@@ -9,9 +11,12 @@ machine; the page says which files and when they were written.
 from __future__ import annotations
 
 import json
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from groundkb import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -54,7 +59,8 @@ def api_section() -> list[str]:
         "## Endpoint questions (OpenAPI)",
         "",
         f"`benchmarks/api_questions.py` (after: {when}; before: {bwhen or '—'}, the same script"
-        " on the previous commit's code and its own indexes): natural-language questions over"
+        " on the previous version's code (`PYTHONPATH=other/src`) and indexes it built;"
+        " after: indexes built fresh by this code): natural-language questions over"
         " eight public APIs, every API weighing the same in `all`. Kubernetes and Twilio are"
         " the development questions (`shared/eval/api_questions_dev/`); Stripe, GitHub,"
         " Spotify, Slack, OpenAI and DigitalOcean the held-out questions of"
@@ -80,9 +86,10 @@ def api_section() -> list[str]:
                 )
     lines += [
         "",
-        "Distractors (hit@1 alone → together, `all`), false answers on the 42 questions with"
-        " no operation (`all`, alone), and the median search time of the run (p50 ms over"
-        " every question of the condition):",
+        "Distractors (hit@1 alone → together, `all`), the share of the"
+        f" {_unanswerable(after)} questions with no operation answered anyway (`all`, alone"
+        " / together), and the median search time of the run (p50 ms over every question of"
+        " the condition):",
         "",
         "| mode | version | hit@1 alone | hit@1 together | cost | false answers | p50 alone"
         " | p50 together |",
@@ -99,7 +106,8 @@ def api_section() -> list[str]:
             a1, t1 = alone["all"]["hit@1"], together["all"]["hit@1"]
             lines.append(
                 f"| {mode} | {name} | {a1:.3f} | {t1:.3f} | {a1 - t1:.3f}"
-                f" | {alone['all']['false_answers']:.3f} | {alone['p50_ms']}"
+                f" | {alone['all']['false_answers']:.3f} / {together['all']['false_answers']:.3f}"
+                f" | {alone['p50_ms']}"
                 f" | {together['p50_ms']} |"
             )
     if fit:
@@ -108,8 +116,10 @@ def api_section() -> list[str]:
             f"Leave one spec out (`benchmarks/fit_api_ranking.py`, {fwhen}): each API scored"
             " alone with the constants best on the other seven (grid:"
             + ", ".join(f"`{k}` {list(v)}" for k, v in fit["grid"].items())
-            + "); declared defaults, best on all eight: "
+            + "); best on all eight: "
             + ", ".join(f"`{k}` = {v}" for k, v in fit["final"].items())
+            + "; declared defaults (`settings.py`, which says why where they differ): "
+            + ", ".join(f"`{k}` = {getattr(Settings(), k)}" for k in fit["final"])
             + ".",
             "",
             "| API | constants chosen without it | "
@@ -154,11 +164,107 @@ def api_section() -> list[str]:
                     + " | ".join(_cell(fit[key].get(f"together-{mode}")) for mode in fit["modes"])
                     + " |"
                 )
+    if fit:
+        loso = fit["loso"]
+        lines += [
+            "",
+            "Against the targets (hit@1 ≥ 0.70 and hit@5 ≥ 0.90 leave one spec out, all eight"
+            " APIs): "
+            + "; ".join(
+                f"{mode} {loso[mode]['hit@1']:.3f} / {loso[mode]['hit@5']:.3f}"
+                for mode in fit["modes"]
+                if mode in loso
+            )
+            + " alone — not met.",
+        ]
+    lines += _api_side_effects()
     lines.append("")
     return lines
 
 
+def _unanswerable(result: dict[str, Any]) -> int:
+    """How many questions of a run have no operation (the ``none`` count of each API)."""
+    alone: dict[str, Any] = next(iter(result["summary"].get("alone", {}).values()), {})
+    return sum(int(m.get("unanswerable", 0)) for m in alone.get("apis", {}).values())
+
+
+def _api_side_effects() -> list[str]:
+    """What the API ranking costs elsewhere, before/after in the same run: keyword nDCG@10
+    on the BEIR-format sets (fresh indexes each) and the verdicts on the API verdict set."""
+    lines: list[str] = []
+    check, _ = load("api_questions-main-kw.json")
+    before, _ = load("api_questions-before.json")
+    if check and before:
+        same = all(
+            check["summary"][c]["keyword"]["all"] == before["summary"][c]["keyword"]["all"]
+            for c in check["summary"]
+            if c in before["summary"]
+        )
+        lines += [
+            "",
+            "The previous version's indexes were built once and reused; the same version on"
+            " keyword-only indexes it built afresh (`--label main-kw --embedder none`) gives"
+            + (" identical" if same else " different")
+            + " keyword numbers.",
+        ]
+    kb_before, _ = load("beir_keyword-before.json")
+    kb_after, when = load("beir_keyword-after.json")
+    if kb_before and kb_after:
+        lines += [
+            "",
+            f"Keyword ranking elsewhere (`benchmarks/keyword_search.py --sizes ''`, {when},"
+            " before then after, each on a fresh index): nDCG@10 / hit@1.",
+            "",
+            "| set | before | after | Δ nDCG@10 |",
+            "|---|---|---|---|",
+        ]
+        for name, a in kb_after["eval"].items():
+            b = kb_before["eval"].get(name)
+            if b:
+                lines.append(
+                    f"| {name} | {b['ndcg@10']:.4f} / {b['hit@1']:.4f}"
+                    f" | {a['ndcg@10']:.4f} / {a['hit@1']:.4f}"
+                    f" | {a['ndcg@10'] - b['ndcg@10']:+.4f} |"
+                )
+    v_before, _ = load("verdicts_api-before.json")
+    v_after, vwhen = load("verdicts_api-after.json")
+    if v_before and v_after:
+        lines += [
+            "",
+            f"Verdicts on the API verdict set (`benchmarks/verdicts.py --sets api`, {vwhen};"
+            " Kubernetes and Twilio, 100 questions, 20 with no operation; the verdict model"
+            " as fitted on the previous ranking, not refitted). Before: the previous code on"
+            " its index; after: this code on a fresh index.",
+            "",
+            "| mode | version | accuracy | answered | precision | answered right | false answers |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for mode in v_after:
+            for name, res in (("before", v_before), ("after", v_after)):
+                r = res.get(mode, {}).get("api")
+                if r:
+                    lines.append(
+                        f"| {mode} | {name} | {r['accuracy']} | {r['answered']}"
+                        f" | {r['precision']} | {r['answered_right']} | {r['false_answers']} |"
+                    )
+    return lines
+
+
+def splice_api_section() -> None:
+    """Replace only the endpoint section of the existing page (other sections of the page
+    may come from benchmarks whose results this script does not render)."""
+    page = OUT.read_text(encoding="utf-8").split("\n")
+    head = "## Endpoint questions (OpenAPI)"
+    start = page.index(head)
+    end = next((i for i in range(start + 1, len(page)) if page[i].startswith("## ")), len(page))
+    OUT.write_text("\n".join([*page[:start], *api_section(), *page[end:]]), encoding="utf-8")
+    print(f"wrote the endpoint section of {OUT.relative_to(ROOT)}")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--section", "api"]:
+        splice_api_section()
+        return
     lines = [
         "# Benchmarks",
         "",
