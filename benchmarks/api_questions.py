@@ -1,20 +1,35 @@
-"""Endpoint questions over real OpenAPI specs: hit@1 and hit@5 of keyword search.
+"""Endpoint questions over real OpenAPI specs: is the right operation first?
 
-Ingests the Kubernetes spec and the Twilio specs from ``../shared/corpora/openapi/``
-into a throwaway knowledge base, asks every question with
-``kb.search(question, limit=5)``, and counts a hit when a result document's
-``metadata`` method and path (and spec, when the question names one) match an expected
-operation. Two sets of questions, reported apart: ``endpoint_questions.yaml`` (the
-"dev" set, whose misses the API ranking was developed on) and
-``endpoint_questions_heldout.yaml`` (written before that work and never tuned on).
-Also times the ingest of the GitHub spec (13 MB, 1,223 operations) into a second
-throwaway knowledge base.
+Eight public APIs: Kubernetes and Twilio (the development questions,
+``shared/eval/api_questions_dev/``) and six the API ranking was never developed on —
+Stripe and GitHub (``shared/corpora/openapi/``), Spotify, Slack, OpenAI and DigitalOcean
+(``benchmarks/data/openapi/specs.tar.xz``), with the held-out questions of
+``benchmarks/data/api_questions/``.
 
-    python benchmarks/api_questions.py [--distractors] [--verbose]
+Every question is asked through ``KnowledgeBase.search(question, limit=10)`` in keyword
+and hybrid mode, under two conditions:
 
-``--distractors`` also ingests the Stripe and GitHub specs into the searched knowledge
-base. Prints a table and writes ``benchmarks/results/api_questions.json`` (or
-``api_questions_distractors.json``).
+- ``alone``: each API in an index of its own;
+- ``together``: all eight in one index, the others as distractors.
+
+A hit is a result whose document id is one of the question's ``relevant`` or
+``acceptable`` operations (``{spec}:{METHOD} {path}``). Reported per API and overall
+(every API weighing the same): hit@1, hit@5 and MRR@10 of the answerable questions, the
+verdicts of the unanswerable ones (an ``answer`` there is a false answer), and the median
+search time of each index. Only ``KnowledgeBase.open/ingest/search`` is used, so the same
+script measures an earlier version of groundkb (``PYTHONPATH=other/src``, with its own
+``--label``) for a before/after in one run.
+
+    python benchmarks/api_questions.py [--label after] [--modes keyword,hybrid]
+        [--conditions alone,together] [--apis stripe,...] [--set KEY=VALUE ...]
+        [--fresh] [--verbose] [--out FILE]
+
+Indexes are built once into ``benchmarks/results/tmp/apiq-{label}/`` (embedding takes
+minutes on 2 cores) and reused; ``--fresh`` rebuilds them. The together index is built
+first; an API alone is a copy of it with the other APIs deleted (the same documents,
+chunks and vectors, not embedded twice). ``--set`` overrides a setting
+for the searches (the fitting script uses it). Writes
+``benchmarks/results/api_questions[-{label}].json``.
 """
 
 from __future__ import annotations
@@ -22,190 +37,358 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shutil
+import statistics
 import sys
-import tempfile
+import tarfile
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from groundkb import KnowledgeBase, Settings
 
 HERE = Path(__file__).resolve().parent
-CORPORA = HERE.parent.parent / "shared" / "corpora" / "openapi"
-QUESTIONS = {
-    "dev": HERE / "data" / "endpoint_questions.yaml",
-    "held_out": HERE / "data" / "endpoint_questions_heldout.yaml",
+SHARED = next(
+    (p / "shared" for p in HERE.parents if (p / "shared" / "eval").is_dir()),
+    HERE.parent.parent / "shared",
+)  # the checkout's sibling folder (a worktree may sit deeper)
+CORPORA = SHARED / "corpora" / "openapi"
+DEV_QUESTIONS = SHARED / "eval" / "api_questions_dev"
+HELD_OUT_QUESTIONS = HERE / "data" / "api_questions"
+ARCHIVE = HERE / "data" / "openapi" / "specs.tar.xz"
+CACHE = HERE / "results" / "tmp"
+SPECS = CACHE / "specs"
+
+# API name → (source path, questions file)
+APIS: dict[str, tuple[Path, Path]] = {
+    "kubernetes": (CORPORA / "kubernetes.json", DEV_QUESTIONS / "kubernetes.jsonl"),
+    "twilio": (CORPORA / "twilio", DEV_QUESTIONS / "twilio.jsonl"),
+    "stripe": (CORPORA / "stripe.json", HELD_OUT_QUESTIONS / "stripe.jsonl"),
+    "github": (CORPORA / "github.json", HELD_OUT_QUESTIONS / "github.jsonl"),
+    "spotify": (SPECS / "spotify.yml", HELD_OUT_QUESTIONS / "spotify.jsonl"),
+    "slack": (SPECS / "slack.json", HELD_OUT_QUESTIONS / "slack.jsonl"),
+    "openai": (SPECS / "openai.yaml", HELD_OUT_QUESTIONS / "openai.jsonl"),
+    "digitalocean": (
+        SPECS / "digitalocean" / "digitalocean.yaml",
+        HELD_OUT_QUESTIONS / "digitalocean.jsonl",
+    ),
 }
-RESULTS = HERE / "results" / "api_questions.json"
+DEV_APIS = ("kubernetes", "twilio")
 
 
 @dataclass(frozen=True)
-class Expected:
-    method: str
-    path: str
-    spec: str = ""
-
-    @classmethod
-    def parse(cls, text: str) -> Expected:
-        head, _, path = text.strip().partition(" ")
-        spec, _, method = head.rpartition(":")
-        return cls(method.upper(), path.strip(), spec)
-
-    def matches(self, meta: dict[str, Any]) -> bool:
-        return (
-            str(meta.get("method", "")).upper() == self.method
-            and meta.get("path") == self.path
-            and (not self.spec or meta.get("spec") == self.spec)
-        )
+class Question:
+    id: str
+    api: str
+    query: str
+    kind: str
+    hard: bool
+    ids: frozenset[str]  # document ids that answer it; empty: unanswerable
 
 
-def load_questions(path: Path) -> list[dict[str, Any]]:
-    data = yaml.safe_load(path.read_text())
+def questions(api: str) -> list[Question]:
     out = []
-    for q in data["questions"]:
-        out.append({**q, "expected": [Expected.parse(e) for e in q["expected"]]})
+    for line in APIS[api][1].read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        q = json.loads(line)
+        spec = str(q.get("spec") or q["api"]).removesuffix(".json")
+        ids = {f"{spec}:{op}" for op in [*q["relevant"], *q.get("acceptable", [])]}
+        ids |= {f"{o['spec'].removesuffix('.json')}:{o['op']}"
+                for o in q.get("acceptable_other_spec", [])}  # fmt: skip
+        out.append(
+            Question(q["id"], api, q["query"], q["kind"], bool(q.get("hard")), frozenset(ids))
+        )
     return out
 
 
-def ingest(kb: KnowledgeBase, path: Path, source: str) -> dict[str, Any]:
-    started = time.perf_counter()
-    report = kb.ingest(path, source=source)
-    seconds = time.perf_counter() - started
-    if report.errors:
-        for err in report.errors[:5]:
-            print(f"  {err}", file=sys.stderr)
-    return {
-        "source": source,
-        "documents": report.inserted + report.updated + report.unchanged,
-        "chunks": report.chunks_written,
-        "errors": len(report.errors),
-        "seconds": round(seconds, 2),
-    }
+def unpack_specs() -> None:
+    """Unpack the committed specs once (``benchmarks/results/tmp/specs``)."""
+    marker = SPECS / ".unpacked"
+    if marker.exists() and marker.read_text() == str(ARCHIVE.stat().st_size):
+        return
+    SPECS.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(ARCHIVE, "r:xz") as tar:
+        tar.extractall(SPECS, filter="data")
+    marker.write_text(str(ARCHIVE.stat().st_size))
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--distractors", action="store_true", help="also ingest Stripe and GitHub")
-    parser.add_argument("--verbose", action="store_true", help="print every question's hits")
-    args = parser.parse_args()
-    if not CORPORA.is_dir():
-        print(f"no corpora at {CORPORA}", file=sys.stderr)
-        return 2
-    question_sets = {name: load_questions(path) for name, path in QUESTIONS.items()}
-    with tempfile.TemporaryDirectory() as tmp:
-        keyword_only = Settings(embedder="none", retrieval="keyword")
-        with KnowledgeBase.open(Path(tmp) / "github.db", keyword_only) as kb:
-            github = ingest(kb, CORPORA / "github.json", "github")
-        print(f"GitHub spec: {github['documents']} operations in {github['seconds']:.2f} s")
-        with KnowledgeBase.open(Path(tmp) / "api.db", Settings(retrieval="hybrid")) as kb:
-            ingests = [
-                ingest(kb, CORPORA / "kubernetes.json", "kubernetes"),
-                ingest(kb, CORPORA / "twilio", "twilio"),
-            ]
-            if args.distractors:
-                ingests.append(ingest(kb, CORPORA / "stripe.json", "stripe"))
-                ingests.append(ingest(kb, CORPORA / "github.json", "github"))
-            known = set()
-            for doc in kb.list_documents(type="api", limit=100_000):
-                full = kb.get(doc.id)
-                known.add(
-                    (
-                        full.metadata.get("spec"),
-                        full.metadata.get("method"),
-                        full.metadata.get("path"),
-                    )
-                )
-            mode_rows: dict[str, dict[str, list[dict[str, Any]]]] = {}
-            for mode in ("keyword", "hybrid"):
-                with KnowledgeBase.open(kb.settings.db, kb.settings.replace(retrieval=mode)) as mkb:
-                    mode_rows[mode] = {
-                        name: ask(mkb, questions, known)
-                        for name, questions in question_sets.items()
-                    }
-    summary: dict[str, Any] = {}
-    for mode, sets in mode_rows.items():
-        summary[mode] = {
-            name: summarize(f"{mode}, {name}", rows, args.verbose) for name, rows in sets.items()
-        }
-    out = RESULTS.with_name("api_questions_distractors.json") if args.distractors else RESULTS
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "machine": f"{platform.machine()} python {platform.python_version()}",
-                "distractors": args.distractors,
-                "github_ingest": github,
-                "ingest": ingests,
-                "summary": summary,
-                "questions": mode_rows,
-            },
-            indent=2,
-        )
-        + "\n",
-        encoding="utf-8",
-    )
-    print(f"\nwrote {out.relative_to(HERE.parent)}")
-    return 0
+EMBEDDER = "minilm"  # --embedder none: keyword-only indexes, quick to build
+
+
+def base_settings(db: Path, overrides: Mapping[str, str] | None = None) -> Settings:
+    s = Settings(db=str(db), embedder=EMBEDDER, fallback_p95_ms=1e12)
+    return s.replace(**dict(overrides or {})) if overrides else s
+
+
+def _remove(db: Path) -> None:
+    for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        stale.unlink(missing_ok=True)
+
+
+def build(
+    db: Path, apis: Sequence[str], fresh: bool, seed: Path | None = None
+) -> list[dict[str, Any]]:
+    """Ingest ``apis`` into ``db`` with embeddings (once; ``fresh`` rebuilds).
+
+    ``seed``: an index already holding some of ``apis`` (an ``alone`` one) to start from,
+    so that its vectors are not computed twice; its documents are re-ingested unchanged.
+    """
+    info = db.with_suffix(".json")
+    if db.exists() and info.exists() and not fresh:
+        return list(json.loads(info.read_text(encoding="utf-8")))
+    _remove(db)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    part = db.with_suffix(".part")
+    _remove(part)
+    if seed is not None and seed.exists() and not fresh:
+        shutil.copyfile(seed, part)
+    out = []
+    retrieval = "keyword" if EMBEDDER == "none" else "hybrid"
+    with KnowledgeBase.open(settings=base_settings(part).replace(retrieval=retrieval)) as kb:
+        for api in apis:
+            started = time.perf_counter()
+            report = kb.ingest(APIS[api][0], source=api)
+            seconds = round(time.perf_counter() - started, 2)
+            out.append(
+                {
+                    "api": api,
+                    "documents": report.inserted + report.updated + report.unchanged,
+                    "chunks": report.chunks_written,
+                    "errors": len(report.errors),
+                    "seconds": seconds,
+                }
+            )
+            print(f"  {db.parent.name}/{db.stem}: {out[-1]}", file=sys.stderr, flush=True)
+    part.rename(db)
+    info.write_text(json.dumps(out), encoding="utf-8")
+    return out
+
+
+def derive(db: Path, together: Path, api: str) -> list[dict[str, Any]]:
+    """An index of ``api`` alone, from a copy of the together index with the other APIs
+    deleted: the same documents, chunks and vectors as one built alone, without
+    embedding them again."""
+    info = db.with_suffix(".json")
+    if db.exists() and info.exists():
+        return list(json.loads(info.read_text(encoding="utf-8")))
+    _remove(db)
+    part = db.with_suffix(".part")
+    _remove(part)
+    shutil.copyfile(together, part)
+    with KnowledgeBase.open(settings=base_settings(part).replace(retrieval="keyword")) as kb:
+        for other in APIS:
+            if other != api:
+                kb.delete(source=other)
+        documents = len(kb.list_documents(limit=100_000))
+    part.rename(db)
+    out = [{"api": api, "documents": documents, "derived_from": together.name}]
+    info.write_text(json.dumps(out), encoding="utf-8")
+    return out
 
 
 def ask(
-    kb: KnowledgeBase, questions: list[dict[str, Any]], known: set[Any]
+    db: Path, qs: Sequence[Question], mode: str, overrides: Mapping[str, str] | None = None
 ) -> list[dict[str, Any]]:
     rows = []
-    for q in questions:
-        for e in q["expected"]:
-            if not any(m == e.method and p == e.path and (not e.spec or s == e.spec)
-                       for s, m, p in known):  # fmt: skip
-                print(f"warning: {q['id']}: {e} is not in the specs", file=sys.stderr)
-        started = time.perf_counter()
-        result = kb.search(q["question"], limit=5)
-        took = (time.perf_counter() - started) * 1000
-        metas = [dict(kb.get(h.doc_id).metadata) for h in result.hits]
-        ranks = [i for i, m in enumerate(metas, 1) if any(e.matches(m) for e in q["expected"])]
-        rows.append(
-            {
-                "id": q["id"],
-                "question": q["question"],
-                "rank": ranks[0] if ranks else None,
-                "verdict": result.verdict.kind,
-                "mode": result.mode,
-                "top": [f"{m.get('method')} {m.get('path')}" for m in metas],
-                "ms": round(took, 1),
-            }
-        )
+    settings = base_settings(db, overrides).replace(retrieval=mode)
+    with KnowledgeBase.open(settings=settings) as kb:
+        kb.search("warm up", limit=10)
+        for q in qs:
+            started = time.perf_counter()
+            r = kb.search(q.query, limit=10)
+            took = (time.perf_counter() - started) * 1000
+            if r.notice:
+                raise SystemExit(f"search fell back to keyword: {r.notice}")
+            ranked = list(dict.fromkeys(h.doc_id for h in r.hits))
+            rank = next((i for i, d in enumerate(ranked, 1) if d in q.ids), None)
+            rows.append(
+                {
+                    "id": q.id,
+                    "api": q.api,
+                    "query": q.query,
+                    "kind": q.kind,
+                    "hard": q.hard,
+                    "answerable": bool(q.ids),
+                    "rank": rank,
+                    "verdict": r.verdict.kind,
+                    "reason": r.verdict.reason,
+                    "top": ranked[:5],
+                    "ms": round(took, 2),
+                }
+            )
     return rows
 
 
-def summarize(mode: str, rows: list[dict[str, Any]], verbose: bool) -> dict[str, Any]:
-    groups: dict[str, list[dict[str, Any]]] = {"kubernetes": [], "twilio": []}
-    for row in rows:
-        groups["kubernetes" if row["id"].startswith("k8s") else "twilio"].append(row)
-    groups["all"] = rows
-    summary = {}
-    print(f"\n{mode}")
-    print(f"{'set':<12}{'n':>5}{'hit@1':>9}{'hit@5':>9}{'answer':>9}")
-    for name, group in groups.items():
-        n = len(group)
-        h1 = sum(1 for r in group if r["rank"] == 1) / n
-        h5 = sum(1 for r in group if r["rank"] is not None) / n
-        answered = sum(1 for r in group if r["verdict"] == "answer") / n
-        summary[name] = {
-            "n": n,
-            "hit@1": round(h1, 3),
-            "hit@5": round(h5, 3),
-            "answer": round(answered, 3),
-        }
-        print(f"{name:<12}{n:>5}{h1:>9.3f}{h5:>9.3f}{answered:>9.3f}")
+def metrics(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    answerable = [r for r in rows if r["answerable"]]
+    none = [r for r in rows if not r["answerable"]]
+    n = len(answerable)
+    ranks = [r["rank"] for r in answerable]
+    return {
+        "n": n,
+        "hit@1": round(sum(1 for k in ranks if k == 1) / n, 4) if n else None,
+        "hit@5": round(sum(1 for k in ranks if k is not None and k <= 5) / n, 4) if n else None,
+        "mrr@10": round(sum(1 / k for k in ranks if k is not None) / n, 4) if n else None,
+        "answered_right": (
+            round(sum(1 for r in answerable if r["verdict"] == "answer" and r["rank"] == 1) / n, 4)
+            if n
+            else None
+        ),
+        "unanswerable": len(none),
+        "false_answers": (
+            round(sum(1 for r in none if r["verdict"] == "answer") / len(none), 4) if none else None
+        ),
+        "p50_ms": round(statistics.median(r["ms"] for r in rows), 2) if rows else None,
+    }
+
+
+def macro(per_api: Mapping[str, Mapping[str, Any]], apis: Sequence[str]) -> dict[str, Any]:
+    """Every API weighing the same."""
+    out: dict[str, Any] = {}
+    for key in ("hit@1", "hit@5", "mrr@10", "answered_right", "false_answers"):
+        values = [per_api[a][key] for a in apis if a in per_api and per_api[a][key] is not None]
+        out[key] = round(sum(values) / len(values), 4) if values else None
+    return out
+
+
+def run(
+    label: str,
+    apis: Sequence[str],
+    modes: Sequence[str],
+    conditions: Sequence[str],
+    overrides: Mapping[str, str] | None = None,
+    fresh: bool = False,
+) -> dict[str, Any]:
+    """Build (or reuse) the indexes and ask every question; the results as a dict."""
+    unpack_specs()
+    cache = CACHE / f"apiq-{label}"
+    builds: dict[str, Any] = {}
+    rows: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    together = cache / "together.db"
+    if "together" in conditions or together.exists():
+        # the together index first: an API alone is then a copy without the others
+        seeds = [cache / f"{a}.db" for a in APIS if (cache / f"{a}.db").exists()]
+        seed = max(seeds, key=lambda p: p.stat().st_size) if seeds else None
+        builds["together"] = build(together, list(APIS), fresh, seed)
+    for condition in conditions:
+        for mode in modes:
+            rows.setdefault(condition, {})[mode] = []
+        if condition == "alone":
+            for api in apis:
+                db = cache / f"{api}.db"
+                if together.exists() and (fresh or not db.exists()):
+                    builds[f"alone/{api}"] = derive(db, together, api)
+                else:  # no together index asked for: build the API alone
+                    builds[f"alone/{api}"] = build(db, [api], fresh)
+                for mode in modes:
+                    rows[condition][mode] += ask(db, questions(api), mode, overrides)
+        else:
+            db = together
+            for mode in modes:
+                qs = [q for api in apis for q in questions(api)]
+                rows[condition][mode] += ask(db, qs, mode, overrides)
+    summary: dict[str, Any] = {}
+    for condition, by_mode in rows.items():
+        for mode, found in by_mode.items():
+            per_api = {a: metrics([r for r in found if r["api"] == a]) for a in apis}
+            held = [a for a in apis if a not in DEV_APIS]
+            summary.setdefault(condition, {})[mode] = {
+                "apis": per_api,
+                "all": macro(per_api, apis),
+                "held_out": macro(per_api, held),
+                "dev": macro(per_api, [a for a in apis if a in DEV_APIS]),
+                "p50_ms": round(statistics.median(r["ms"] for r in found), 2),
+            }
+    return {"label": label, "builds": builds, "summary": summary, "rows": rows}
+
+
+def print_summary(result: Mapping[str, Any], verbose: bool = False) -> None:
+    for condition, by_mode in result["summary"].items():
+        for mode, s in by_mode.items():
+            print(f"\n{result['label']} · {condition} · {mode} (p50 {s['p50_ms']} ms)")
+            print(f"{'api':<14}{'n':>4}{'hit@1':>8}{'hit@5':>8}{'mrr@10':>8}"
+                  f"{'ans.ok':>8}{'none':>6}{'false':>7}{'p50':>8}")  # fmt: skip
+            for api, m in s["apis"].items():
+                fa = "-" if m["false_answers"] is None else f"{m['false_answers']:.2f}"
+                print(
+                    f"{api:<14}{m['n']:>4}{m['hit@1']:>8.3f}{m['hit@5']:>8.3f}"
+                    f"{m['mrr@10']:>8.3f}{m['answered_right']:>8.3f}{m['unanswerable']:>6}"
+                    f"{fa:>7}{m['p50_ms']:>8.1f}"
+                )
+            for name in ("all", "held_out", "dev"):
+                m = s[name]
+                if m["hit@1"] is None:
+                    continue
+                print(
+                    f"{name:<14}{'':>4}{m['hit@1']:>8.3f}{m['hit@5']:>8.3f}{m['mrr@10']:>8.3f}"
+                    f"{m['answered_right']:>8.3f}"
+                )
     if verbose:
-        for row in rows:
-            mark = "-" if row["rank"] is None else str(row["rank"])
-            print(f"[{mark}] {row['id']}: {row['question']}")
-            for top in row["top"]:
-                print(f"      {top}")
-    return summary
+        for condition, by_mode in result["rows"].items():
+            for mode, found in by_mode.items():
+                print(f"\n--- {condition} · {mode}")
+                for r in found:
+                    if r["answerable"] and r["rank"] == 1:
+                        continue
+                    mark = "-" if r["rank"] is None else str(r["rank"])
+                    print(f"[{mark}] {r['id']} ({r['verdict']}): {r['query']}")
+                    for top in r["top"][:3]:
+                        print(f"      {top}")
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--set wants KEY=VALUE, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def iter_apis(text: str) -> Iterator[str]:
+    for a in text.split(","):
+        if a and a not in APIS:
+            raise SystemExit(f"unknown API {a!r}; known: {', '.join(APIS)}")
+        if a:
+            yield a
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--label", default="after", help="names the index cache and the output")
+    ap.add_argument("--modes", default="keyword,hybrid")
+    ap.add_argument("--conditions", default="alone,together")
+    ap.add_argument("--apis", default=",".join(APIS))
+    ap.add_argument("--set", action="append", default=[], help="setting override KEY=VALUE")
+    ap.add_argument("--fresh", action="store_true", help="rebuild the indexes")
+    ap.add_argument("--embedder", default="minilm", help="none: keyword-only indexes")
+    ap.add_argument("--verbose", action="store_true", help="print every miss")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    apis = list(iter_apis(args.apis))
+    global EMBEDDER
+    EMBEDDER = args.embedder
+    started = time.perf_counter()
+    result = run(
+        args.label,
+        apis,
+        args.modes.split(","),
+        args.conditions.split(","),
+        parse_overrides(args.set),
+        args.fresh,
+    )
+    result["machine"] = f"{platform.machine()} python {platform.python_version()}"
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    print_summary(result, args.verbose)
+    out = args.out or HERE / "results" / f"api_questions-{args.label}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(f"\nwrote {out}")
+    return 0
 
 
 if __name__ == "__main__":

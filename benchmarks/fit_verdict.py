@@ -44,7 +44,10 @@ from groundkb.evaluate import read_qrels, read_queries
 from groundkb.evaluate_verdicts import read_questions
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent / "shared"
+SHARED = next(
+    (p / "shared" for p in HERE.parents if (p / "shared" / "eval").is_dir()),
+    HERE.parent.parent / "shared",
+)  # the checkout's sibling folder (a worktree may sit deeper)
 EVAL = SHARED / "eval"
 CORPORA = SHARED / "corpora"
 CACHE = HERE / "results" / "tmp"

@@ -1,6 +1,8 @@
 """Render docs/benchmarks.md from the result files in benchmarks/results/.
 
-    python benchmarks/report.py
+    python benchmarks/report.py [--section api]
+
+``--section api`` rewrites only the endpoint section of the page in place.
 
 Every number in the page comes from a result file written by a benchmark run on this
 machine; the page says which files and when they were written.
@@ -9,9 +11,12 @@ machine; the page says which files and when they were written.
 from __future__ import annotations
 
 import json
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from groundkb import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -111,7 +116,229 @@ def store_backends() -> list[str]:
     return lines
 
 
+def _cell(m: dict[str, Any] | None) -> str:
+    if not m or m.get("hit@1") is None:
+        return "—"
+    return f"{m['hit@1']:.3f} / {m['hit@5']:.3f} / {m['mrr@10']:.3f}"
+
+
+def api_section() -> list[str]:
+    """Endpoint questions: before/after, alone and together, and leave-one-spec-out."""
+    after, when = load("api_questions-after.json")
+    if not after:
+        return []
+    before, bwhen = load("api_questions-before.json")
+    fit, fwhen = load("api_fit.json")
+    lines = [
+        "## Endpoint questions (OpenAPI)",
+        "",
+        f"`benchmarks/api_questions.py` (after: {when}; before: {bwhen or '—'}, the same script"
+        " on the previous version's code (`PYTHONPATH=other/src`) and indexes it built;"
+        " after: indexes built fresh by this code): natural-language questions over"
+        " eight public APIs, every API weighing the same in `all`. Kubernetes and Twilio are"
+        " the development questions (`shared/eval/api_questions_dev/`); Stripe, GitHub,"
+        " Spotify, Slack, OpenAI and DigitalOcean the held-out questions of"
+        " `benchmarks/data/api_questions/`, written before this ranking. `alone`: each API in"
+        " an index of its own; `together`: all eight in one index. Cells: hit@1 / hit@5 /"
+        " MRR@10 of the answerable questions.",
+        "",
+        "| condition | mode | API | before | after |",
+        "|---|---|---|---|---|",
+    ]
+    for condition, by_mode in after["summary"].items():
+        for mode, s in by_mode.items():
+            prev = (before or {}).get("summary", {}).get(condition, {}).get(mode, {})
+            for api, m in s["apis"].items():
+                lines.append(
+                    f"| {condition} | {mode} | {api} | {_cell(prev.get('apis', {}).get(api))}"
+                    f" | {_cell(m)} |"
+                )
+            for group in ("all", "held_out"):
+                lines.append(
+                    f"| {condition} | {mode} | **{group}** | {_cell(prev.get(group))}"
+                    f" | {_cell(s[group])} |"
+                )
+    lines += [
+        "",
+        "Distractors (hit@1 alone → together, `all`), the share of the"
+        f" {_unanswerable(after)} questions with no operation answered anyway (`all`, alone"
+        " / together), and the median search time of the run (p50 ms over every question of"
+        " the condition):",
+        "",
+        "| mode | version | hit@1 alone | hit@1 together | cost | false answers | p50 alone"
+        " | p50 together |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for mode in after["summary"].get("alone", {}):
+        for name, res in (("before", before), ("after", after)):
+            if not res:
+                continue
+            alone = res["summary"].get("alone", {}).get(mode)
+            together = res["summary"].get("together", {}).get(mode)
+            if not alone or not together:
+                continue
+            a1, t1 = alone["all"]["hit@1"], together["all"]["hit@1"]
+            lines.append(
+                f"| {mode} | {name} | {a1:.3f} | {t1:.3f} | {a1 - t1:.3f}"
+                f" | {alone['all']['false_answers']:.3f} / {together['all']['false_answers']:.3f}"
+                f" | {alone['p50_ms']}"
+                f" | {together['p50_ms']} |"
+            )
+    if fit:
+        lines += [
+            "",
+            f"Leave one spec out (`benchmarks/fit_api_ranking.py`, {fwhen}): each API scored"
+            " alone with the constants best on the other seven (grid:"
+            + ", ".join(f"`{k}` {list(v)}" for k, v in fit["grid"].items())
+            + "); best on all eight: "
+            + ", ".join(f"`{k}` = {v}" for k, v in fit["final"].items())
+            + "; declared defaults (`settings.py`, which says why where they differ): "
+            + ", ".join(f"`{k}` = {getattr(Settings(), k)}" for k in fit["final"])
+            + ".",
+            "",
+            "| API | constants chosen without it | "
+            + " | ".join(f"{mode} hit@1 / hit@5 / MRR@10" for mode in fit["modes"])
+            + " |",
+            "|---|---|" + "---|" * len(fit["modes"]),
+        ]
+        for api, fold in fit["folds"].items():
+            chosen = ", ".join(f"{k.removeprefix('api_')} {v}" for k, v in fold["chosen"].items())
+            lines.append(
+                f"| {api} | {chosen} | "
+                + " | ".join(_cell(fold.get(mode)) for mode in fit["modes"])
+                + " |"
+            )
+        for group, key in (("all", "loso"), ("held-out six", "loso_held_out")):
+            lines.append(
+                f"| **{group}** | | "
+                + " | ".join(_cell(fit[key].get(mode)) for mode in fit["modes"])
+                + " |"
+            )
+        if fit.get("together"):
+            lines += [
+                "",
+                "With the other seven APIs as distractors (the `together` index), each API"
+                " scored with its fold's constants and the `api_context_factor` best on the"
+                " other seven:",
+                "",
+                "| API | context factor | "
+                + " | ".join(f"{mode} hit@1 / hit@5 / MRR@10" for mode in fit["modes"])
+                + " |",
+                "|---|---|" + "---|" * len(fit["modes"]),
+            ]
+            for api, fold in fit["together"].items():
+                lines.append(
+                    f"| {api} | {fold['context']} | "
+                    + " | ".join(_cell(fold.get(mode)) for mode in fit["modes"])
+                    + " |"
+                )
+            for group, key in (("all", "loso"), ("held-out six", "loso_held_out")):
+                lines.append(
+                    f"| **{group}** | | "
+                    + " | ".join(_cell(fit[key].get(f"together-{mode}")) for mode in fit["modes"])
+                    + " |"
+                )
+    if fit:
+        loso = fit["loso"]
+        lines += [
+            "",
+            "Against the targets (hit@1 ≥ 0.70 and hit@5 ≥ 0.90 leave one spec out, all eight"
+            " APIs): "
+            + "; ".join(
+                f"{mode} {loso[mode]['hit@1']:.3f} / {loso[mode]['hit@5']:.3f}"
+                for mode in fit["modes"]
+                if mode in loso
+            )
+            + " alone — not met.",
+        ]
+    lines += _api_side_effects()
+    lines.append("")
+    return lines
+
+
+def _unanswerable(result: dict[str, Any]) -> int:
+    """How many questions of a run have no operation (the ``none`` count of each API)."""
+    alone: dict[str, Any] = next(iter(result["summary"].get("alone", {}).values()), {})
+    return sum(int(m.get("unanswerable", 0)) for m in alone.get("apis", {}).values())
+
+
+def _api_side_effects() -> list[str]:
+    """What the API ranking costs elsewhere, before/after in the same run: keyword nDCG@10
+    on the BEIR-format sets (fresh indexes each) and the verdicts on the API verdict set."""
+    lines: list[str] = []
+    check, _ = load("api_questions-main-kw.json")
+    before, _ = load("api_questions-before.json")
+    if check and before:
+        same = all(
+            check["summary"][c]["keyword"]["all"] == before["summary"][c]["keyword"]["all"]
+            for c in check["summary"]
+            if c in before["summary"]
+        )
+        lines += [
+            "",
+            "The previous version's indexes were built once and reused; the same version on"
+            " keyword-only indexes it built afresh (`--label main-kw --embedder none`) gives"
+            + (" identical" if same else " different")
+            + " keyword numbers.",
+        ]
+    kb_before, _ = load("beir_keyword-before.json")
+    kb_after, when = load("beir_keyword-after.json")
+    if kb_before and kb_after:
+        lines += [
+            "",
+            f"Keyword ranking elsewhere (`benchmarks/keyword_search.py --sizes ''`, {when},"
+            " before then after, each on a fresh index): nDCG@10 / hit@1.",
+            "",
+            "| set | before | after | Δ nDCG@10 |",
+            "|---|---|---|---|",
+        ]
+        for name, a in kb_after["eval"].items():
+            b = kb_before["eval"].get(name)
+            if b:
+                lines.append(
+                    f"| {name} | {b['ndcg@10']:.4f} / {b['hit@1']:.4f}"
+                    f" | {a['ndcg@10']:.4f} / {a['hit@1']:.4f}"
+                    f" | {a['ndcg@10'] - b['ndcg@10']:+.4f} |"
+                )
+    v_before, _ = load("verdicts_api-before.json")
+    v_after, vwhen = load("verdicts_api-after.json")
+    if v_before and v_after:
+        lines += [
+            "",
+            f"Verdicts on the API verdict set (`benchmarks/verdicts.py --sets api`, {vwhen};"
+            " Kubernetes and Twilio, 100 questions, 20 with no operation; the verdict model"
+            " as fitted on the previous ranking, not refitted). Before: the previous code on"
+            " its index; after: this code on a fresh index.",
+            "",
+            "| mode | version | accuracy | answered | precision | answered right | false answers |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for mode in v_after:
+            for name, res in (("before", v_before), ("after", v_after)):
+                r = res.get(mode, {}).get("api")
+                if r:
+                    lines.append(
+                        f"| {mode} | {name} | {r['accuracy']} | {r['answered']}"
+                        f" | {r['precision']} | {r['answered_right']} | {r['false_answers']} |"
+                    )
+    return lines
+
+
+def splice_api_section() -> None:
+    """Replace only the endpoint section of the existing page (other sections of the page
+    may come from benchmarks whose results this script does not render)."""
+    page = OUT.read_text(encoding="utf-8").split("\n")
+    head = "## Endpoint questions (OpenAPI)"
+    start = page.index(head)
+    end = next((i for i in range(start + 1, len(page)) if page[i].startswith("## ")), len(page))
+    OUT.write_text("\n".join([*page[:start], *api_section(), *page[end:]]), encoding="utf-8")
+    print(f"wrote the endpoint section of {OUT.relative_to(ROOT)}")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--section", "api"]:
+        splice_api_section()
+        return
     lines = [
         "# Benchmarks",
         "",
@@ -192,52 +419,7 @@ def main() -> None:
             )
         lines.append("")
     lines += store_backends()
-    api, when = load("api_questions.json")
-    if api:
-        sizes = {name: g["all"]["n"] for name, g in api["summary"]["keyword"].items()}
-        lines += [
-            "## Endpoint questions (OpenAPI)",
-            "",
-            f"`benchmarks/api_questions.py`, {when}: natural-language questions over the"
-            " Kubernetes and Twilio specs ingested together; a hit is the expected operation."
-            f" The dev set ({sizes.get('dev', 0)} questions, `endpoint_questions.yaml`) is the"
-            " one the API ranking was developed on; the held-out set"
-            f" ({sizes.get('held_out', 0)}, `endpoint_questions_heldout.yaml`) was written"
-            " before that work and never tuned on.",
-            "",
-            "| mode | questions | API | hit@1 | hit@5 | answered |",
-            "|---|---|---|---|---|---|",
-        ]
-        for mode, sets in api["summary"].items():
-            for set_name, groups in sets.items():
-                for name, g in groups.items():
-                    lines.append(
-                        f"| {mode} | {set_name} | {name} | {g['hit@1']:.3f} | {g['hit@5']:.3f}"
-                        f" | {g['answer']:.3f} |"
-                    )
-        distracted, dwhen = load("api_questions_distractors.json")
-        if distracted:
-            cells = [
-                f"{mode} {set_name} {groups['all']['hit@1']:.3f} / {groups['all']['hit@5']:.3f}"
-                for mode, sets in distracted["summary"].items()
-                for set_name, groups in sets.items()
-            ]
-            lines += [
-                "",
-                f"With the Stripe and GitHub specs in the same index (`--distractors`, {dwhen}),"
-                " hit@1 / hit@5: " + "; ".join(cells) + ".",
-            ]
-        gh = api["github_ingest"]
-        lines += [
-            "",
-            f"GitHub REST spec (13 MB): {gh['documents']:,} operations ingested keyword-only in"
-            f" {gh['seconds']} s. Kubernetes + Twilio ingest with embeddings: "
-            + ", ".join(
-                f"{i['source']} {i['documents']:,} docs in {i['seconds']} s" for i in api["ingest"]
-            )
-            + ".",
-            "",
-        ]
+    lines += api_section()
     web, when = load("web_sources.json")
     if web:
         kw, again, conv = web["keyword_crawl"], web["unchanged_recrawl"], web["convert_only"]

@@ -28,7 +28,10 @@ from typing import Any
 from groundkb import KnowledgeBase, Settings
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent / "shared"
+SHARED = next(
+    (p / "shared" for p in HERE.parents if (p / "shared" / "eval").is_dir()),
+    HERE.parent.parent / "shared",
+)  # the checkout's sibling folder (a worktree may sit deeper)
 EVAL = SHARED / "eval"
 CACHE = HERE / "results" / "tmp"
 

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .analyze.text import singular
+
 HTTP_METHODS: tuple[str, ...] = (
     "get",
     "put",
@@ -61,24 +63,6 @@ _ACTION_VERBS_TEXT = """
 """
 ACTION_VERBS = frozenset(_ACTION_VERBS_TEXT.split())
 
-_IRREGULAR = {
-    "people": "person",
-    "children": "child",
-    "men": "man",
-    "women": "woman",
-    "indices": "index",
-    "matrices": "matrix",
-    "vertices": "vertex",
-    "analyses": "analysis",
-    "aliases": "alias",
-    "statuses": "status",
-    "buses": "bus",
-    "data": "data",
-    "media": "media",
-    "criteria": "criterion",
-}
-_NO_SINGULAR_ENDINGS = ("ss", "us", "is", "ics", "news", "series", "species")
-
 
 def split_words(text: str) -> list[str]:
     """Lower-case words of an identifier: ``listPaymentIntents``, ``issues/list-for-repo``."""
@@ -89,24 +73,8 @@ def split_words(text: str) -> list[str]:
     return out
 
 
-def singular(word: str) -> str:
-    """The singular of an English noun, conservatively (``policies`` → ``policy``)."""
-    w = word.lower()
-    if w in _IRREGULAR:
-        return _IRREGULAR[w]
-    if len(w) <= 3 or w.endswith(_NO_SINGULAR_ENDINGS):
-        return w
-    if w.endswith("ies"):
-        return w[:-3] + "y"
-    if w.endswith(("sses", "xes", "ches", "shes", "zzes")):
-        return w[:-2]
-    if w.endswith("s"):
-        return w[:-1]
-    return w
-
-
 def is_plural(word: str) -> bool:
-    return singular(word) != word.lower()
+    return singular(word.lower()) != word.lower()
 
 
 def resource_key(name: str) -> str:
@@ -146,6 +114,20 @@ def is_action(segment: str) -> bool:
     return len(words) > 1 or not is_plural(words[0])
 
 
+_RPC = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+$")
+
+
+def rpc_method(path: str) -> tuple[list[str], list[str]] | None:
+    """A remote-procedure path's family and method: ``/chat.postMessage`` →
+    ``(["chat"], ["post", "message"])``, ``/admin.conversations.invite`` →
+    ``(["admin", "conversations"], ["invite"])``; None for a resource path."""
+    segs = path_segments(path)
+    if len(segs) != 1 or not _RPC.match(segs[0]):
+        return None
+    parts = segs[0].split(".")
+    return parts[:-1], split_words(parts[-1])
+
+
 def path_resources(path: str) -> list[str]:
     """Resources a path names, outermost first.
 
@@ -153,8 +135,18 @@ def path_resources(path: str) -> list[str]:
     segment, or when it is a plain word in the middle (``/user/repos``). Version
     segments, ``api``/``apis``, API group names before a version (``/apis/apps/v1``) and
     action verbs are not resources. ``/v1/customers/{customer}/sources`` →
-    ``["customer", "source"]``.
+    ``["customer", "source"]``. A remote-procedure path names its family and the object
+    of its method: ``/chat.postMessage`` → ``["chat", "message"]``,
+    ``/users.lookupByEmail`` → ``["user"]``.
     """
+    rpc = rpc_method(path)
+    if rpc is not None:
+        family, method = rpc
+        keys = [resource_key(f) for f in family]
+        obj = method[1:]
+        if obj and obj[0] != "by":
+            keys.append(resource_key("_".join(obj)))
+        return list(dict.fromkeys(k for k in keys if k))
     segs = path_segments(path)
     out: list[str] = []
     for i, seg in enumerate(segs):
@@ -180,10 +172,16 @@ def operation_kind(method: str, path: str, hint: str = "", operation_id: str = "
     (``GET /Messages/{sid}/Media`` with ``ListMedia`` lists, ``GET /Configuration/Webhooks``
     with ``FetchWebhook`` reads).
     """
-    hinted = _KUBE_ACTIONS.get(hint.lower()) if hint else None
+    hinted = verb_kind(hint) if hint else ""
     if hinted:
         return hinted
     m = method.lower()
+    rpc = rpc_method(path)
+    if rpc is not None and rpc[1]:
+        named = verb_kind(rpc[1][0])
+        if named:
+            return named
+        return "read" if m in ("get", "head") else rpc[1][0]  # users.info, conversations.kick
     segs = path_segments(path)
     last = segs[-1] if segs else ""
     if last and not is_param(last) and is_action(last) and len(segs) > 1:
@@ -199,30 +197,17 @@ def operation_kind(method: str, path: str, hint: str = "", operation_id: str = "
             return "read"
         if last.lower() == "search":
             return "search"
-        named = _ID_KINDS.get(next(iter(split_words(operation_id)), ""))
-        return named or ("list" if is_plural(last) else "read")
+        by_id = _ID_KINDS.get(next(iter(split_words(operation_id)), ""))
+        return by_id or ("list" if is_plural(last) else "read")
     return m
 
 
 _ID_KINDS = {"list": "list", "fetch": "read", "read": "read", "retrieve": "read"}
-_KUBE_ACTIONS = {
-    "get": "read",
-    "list": "list",
-    "post": "create",
-    "put": "update",
-    "patch": "update",
-    "delete": "delete",
-    "deletecollection": "delete",
-    "watch": "watch",
-    "watchlist": "watch",
-    "connect": "connect",
-}
-
 _OPERATION_SYNONYMS = {
     "create": ("create", "add", "new", "make", "post", "insert", "register", "buy", "purchase",
-               "provision", "generate", "send", "place", "launch"),
+               "provision", "generate", "send", "place", "launch", "upload", "initiate"),
     "read": ("read", "get", "show", "fetch", "retrieve", "view", "describe", "inspect",
-             "lookup", "see"),
+             "lookup", "see", "info", "check"),
     "list": ("list", "index", "browse", "enumerate", "find"),
     "update": ("update", "edit", "modify", "change", "patch", "put", "replace", "set",
                "rename"),
@@ -239,8 +224,27 @@ _OPERATION_PHRASES = {
     ("get", "rid"): "delete",
     ("take", "down"): "delete",
 }
-# A verb names the action resource formed from it: evict → eviction, bind → binding.
-_NOUN_SUFFIXES = ("ion", "ing", "ment")
+# A verb names the action resource formed from it: evict → eviction, bind → binding,
+# invite → invitation, approve → approval.
+_NOUN_SUFFIXES = ("ion", "ation", "ing", "ment", "al")
+
+
+def verb_kind(word: str) -> str:
+    """The operation kind a verb of the spec stands for: the kind of its synonym group
+    (``get`` → read, ``patch`` → update), an action verb itself (``watch``), or the
+    kind of the longest known verb it starts with (``deletecollection`` → delete,
+    ``watchlist`` → watch); '' when it is no known verb."""
+    w = word.strip().lower()
+    if not w:
+        return ""
+    if w in _OPERATION_WORDS:
+        return _OPERATION_WORDS[w][0]
+    if w in ACTION_VERBS:
+        return w
+    for known in sorted((*_OPERATION_WORDS, *ACTION_VERBS), key=len, reverse=True):
+        if len(known) >= 3 and w.startswith(known):
+            return _OPERATION_WORDS[known][0] if known in _OPERATION_WORDS else known
+    return ""
 
 
 def operation_kinds(word: str) -> tuple[str, ...]:

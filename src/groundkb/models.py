@@ -150,6 +150,9 @@ class Hit:
     retriever: str = "keyword"
     command: str = ""
     summary: str = ""
+    method: str = ""  # API operations: the HTTP method, upper case
+    path: str = ""  # API operations: the path as in the spec
+    resource: str = ""  # API operations: the resource acted on (``payment_intent``)
 
 
 @dataclass(frozen=True, slots=True)

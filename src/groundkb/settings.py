@@ -44,6 +44,17 @@ VERDICT_ANSWER_HYBRID = (
 )
 
 
+# API operation ranking (search/apis.py): fitted by benchmarks/fit_api_ranking.py.
+API_FITTED = "Fitted leave-one-spec-out on eight public APIs; see docs/ranking.md."
+# The fit prefers 0.25 (keyword hit@1 0.548 vs 0.537 leave one spec out); 0.5 is kept
+# because with 0.25 hybrid search lists a collection for "show me a widget" (one item).
+API_KIND_BOOST = 0.5
+API_RESOURCE_FACTOR = 1.25
+API_PARENT_FACTOR = 0.85
+API_SUPERSEDED_FACTOR = 0.98
+API_CONTEXT_FACTOR = 0.8
+
+
 @dataclass(frozen=True, slots=True)
 class Setting:
     name: str
@@ -75,6 +86,39 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("weight_header", float, 1.0, "BM25 weight of the header path field."),
     Setting("weight_body", float, 1.0, "BM25 weight of the body text."),
     Setting("title_phrase_boost", float, 0.5, "Rank boost when the query phrase is in a title."),
+    Setting(
+        "api_kind_boost",
+        float,
+        API_KIND_BOOST,
+        "API operations: rank boost when the question asks for the operation's action. "
+        + API_FITTED,
+    ),
+    Setting(
+        "api_resource_factor",
+        float,
+        API_RESOURCE_FACTOR,
+        "API operations: rank factor when the question names the resource acted on. " + API_FITTED,
+    ),
+    Setting(
+        "api_parent_factor",
+        float,
+        API_PARENT_FACTOR,
+        "API operations: rank factor per enclosing resource the question does not name. "
+        + API_FITTED,
+    ),
+    Setting(
+        "api_context_factor",
+        float,
+        API_CONTEXT_FACTOR,
+        "API operations: rank factor for an operation whose API has none of the question's "
+        "resources (scaled by the share it lacks); 1 = off. " + API_FITTED,
+    ),
+    Setting(
+        "api_superseded_factor",
+        float,
+        API_SUPERSEDED_FACTOR,
+        "API operations: rank factor when a newer version of the API has the same operation.",
+    ),
     Setting(
         "verdict_scope_keyword",
         str,
@@ -201,6 +245,11 @@ class Settings:
     weight_header: float = 1.0
     weight_body: float = 1.0
     title_phrase_boost: float = 0.5
+    api_kind_boost: float = API_KIND_BOOST
+    api_resource_factor: float = API_RESOURCE_FACTOR
+    api_parent_factor: float = API_PARENT_FACTOR
+    api_superseded_factor: float = API_SUPERSEDED_FACTOR
+    api_context_factor: float = API_CONTEXT_FACTOR
     verdict_scope_keyword: str = VERDICT_SCOPE_KEYWORD
     verdict_answer_keyword: str = VERDICT_ANSWER_KEYWORD
     verdict_scope_hybrid: str = VERDICT_SCOPE_HYBRID

@@ -28,7 +28,7 @@ from typing import Literal
 
 from ..errors import ConfigError
 
-TOKENIZER_VERSION = "words-v3-plural"
+TOKENIZER_VERSION = "words-v4-singular"
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -82,35 +82,58 @@ def is_definitional(query: str) -> bool:
     return bool(_DEFINITIONAL.match(query))
 
 
+# Singular nouns that end in -s (their plural adds -es: statuses, aliases, analyses), and
+# words that only look plural. Neither is reduced; the plurals map back to them.
+_S_NOUNS = """alias atlas bias canvas gas bus bonus campus census chorus circus consensus
+    corpus focus genius minus nexus plus prospectus radius status surplus syllabus virus
+    lens iris""".split()  # noqa: SIM905
+_IS_NOUNS = """analysis axis basis crisis diagnosis ellipsis emphasis hypothesis parenthesis
+    synopsis thesis""".split()  # noqa: SIM905
+_LOOK_PLURAL = """news series species always perhaps whereas towards afterwards sometimes
+    besides kudos chaos physics mathematics economics ethics analytics statistics diabetes
+    measles windows kubernetes jenkins postgres redis""".split()  # noqa: SIM905
+_NOT_PLURALS = frozenset([*_S_NOUNS, *_IS_NOUNS, *_LOOK_PLURAL])
+_IRREGULAR_PLURALS = {
+    **{w + "es": w for w in _S_NOUNS},
+    **{w[:-2] + "es": w for w in _IS_NOUNS if w != "basis"},  # "bases" stays base
+    "people": "person", "children": "child", "men": "man", "women": "woman",
+    "indices": "index", "matrices": "matrix", "vertices": "vertex", "criteria": "criterion",
+    "caches": "cache", "movies": "movie", "cookies": "cookie",
+}  # fmt: skip
+
+
 def singular_forms(word: str) -> list[str]:
-    """Candidate singulars of a plural: -ies → -y, -es → '', -s → ''. Never under 4 letters."""
-    if len(word) < 4 or word.isdigit():
+    """The singular of a plural, as a list (empty when ``word`` is not a plural).
+
+    Irregular plurals first (``statuses`` → ``status``, ``people`` → ``person``), then
+    -ies → -y, -sses/-shes/-ches/-xes/-zzes → drop -es, -s → drop -s; never under 4
+    letters, never -ss/-us/-is, never a word that only looks plural (``news``, ``alias``).
+    """
+    if len(word) < 4 or word.isdigit() or word in _NOT_PLURALS:
         return []
-    out: list[str] = []
+    if word in _IRREGULAR_PLURALS:
+        return [_IRREGULAR_PLURALS[word]]
     if word.endswith("ies") and len(word) > 4:
-        out.append(word[:-3] + "y")
-    elif word.endswith(("sses", "shes", "ches", "xes", "zes")):
-        out.append(word[:-2])
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        out.append(word[:-1])
-    return out
-
-
-# Words that end like plurals but are not (or whose singular means something else).
-_NOT_PLURALS = frozenset(
-    """news series species always perhaps whereas towards afterwards sometimes besides
-    lens kudos chaos thesis physics mathematics economics ethics analytics statistics
-    diabetes measles windows kubernetes jenkins postgres redis""".split()  # noqa: SIM905
-)
+        return [word[:-3] + "y"]
+    if word.endswith(("sses", "shes", "ches", "xes", "zzes")):
+        return [word[:-2]]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return [word[:-1]]
+    return []
 
 
 @functools.lru_cache(maxsize=1 << 17)
-def stem(word: str) -> str:
-    """The conservative stem of a token: the singular of a regular plural, else the word."""
-    if word in _NOT_PLURALS:
-        return word
+def singular(word: str) -> str:
+    """The singular of a lower-case English noun, conservatively; the word itself when
+    it is not a regular or known irregular plural. The one singulariser of groundkb:
+    the index (:func:`stem`), the query and API resource names all use it."""
     forms = singular_forms(word)
     return forms[0] if forms else word
+
+
+def stem(word: str) -> str:
+    """The conservative stem of a token: its singular (see :func:`singular`)."""
+    return singular(word)
 
 
 def index_terms(text: str) -> list[str]:

@@ -34,7 +34,7 @@ from ..errors import IngestError
 from .structured import load_json, load_yaml
 
 MAX_REF_FILE_BYTES = 64 * 1024 * 1024
-MAX_REF_FILES = 1000
+MAX_REF_FILES = 20000
 MAX_REF_HOPS = 64
 
 _REF_TEXT = re.compile(rb"""\$ref["']?\s*:\s*["']?([^"'\s#{}\[\],][^"'\s,}\]#]*)""")

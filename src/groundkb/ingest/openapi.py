@@ -79,6 +79,17 @@ from .oas_schema import (
     pointer_escape,
     short,
 )
+from .oas_text import (
+    CodeSample,
+    OperationText,
+    Param,
+    curl,
+    description_text,
+    example_text,
+    lead,
+    media_example,
+)
+from .oas_text import body as operation_body
 
 _SNIFF_JSON = re.compile(rb'(?<!\\)"(?:openapi|swagger)"\s*:\s*"?\d')
 _SNIFF_YAML = re.compile(rb"""^["']?(?:openapi|swagger)["']?[ \t]*:[ \t]*["']?\d""", re.M)
@@ -90,11 +101,6 @@ _SLUG = re.compile(r"[^a-z0-9._-]+")
 _MEDIA_PREFERENCE = ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")
 
 _NOT_KEYWORDS = frozenset({*HTTP_METHODS, "api", "apis"})
-
-MAX_PARAMS_SHOWN = 60
-MAX_REQUEST_FIELDS_SHOWN = 80
-MAX_RESPONSE_FIELDS_SHOWN = 40
-MAX_DESCRIPTION_CHARS = 4000
 
 
 class _Broken(Exception):
@@ -169,21 +175,39 @@ class _Spec:
         # The file of the path item being built: references in it resolve against it.
         self.base = file
         self._param_base: dict[int, Path] = {}
+        self._tags: dict[str, str] | None = None
+
+    def tag_lead(self, name: str) -> str:
+        """The lead of a tag's description (top-level ``tags``), or ''."""
+        if self._tags is None:
+            self._tags = {}
+            tags = self.root.get("tags")
+            for raw in tags if isinstance(tags, list) else []:
+                tag, base = self.deref(raw, self.file)
+                if not isinstance(tag, Mapping) or not isinstance(tag.get("name"), str):
+                    continue
+                about, _ = self.deref(tag.get("description"), base)
+                text = html_to_text(about) if isinstance(about, str) else ""
+                self._tags[tag["name"]] = lead(text, 160) if text else ""
+        return self._tags.get(name, "")
 
     def deref(self, node: Any, base: Path | None = None) -> tuple[Any, Path]:
         target, target_base, _ = self.resolver.deref(node, base or self.base)
         return target, target_base
 
-    def parameters(self, item: Mapping[str, Any], op: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    def parameters(
+        self, item: Mapping[str, Any], item_base: Path, op: Mapping[str, Any], op_base: Path
+    ) -> list[Mapping[str, Any]]:
+        """The operation's parameters, path-item level ones first (the operation's win)."""
         merged: dict[tuple[str, str], Mapping[str, Any]] = {}
-        for level in (item, op):
+        for level, level_base in ((item, item_base), (op, op_base)):
             params = level.get("parameters")
             if params is None:
                 continue
             if not isinstance(params, list):
                 raise _Broken("'parameters' must be a list")
             for i, raw in enumerate(params):
-                p, base = self.deref(raw)
+                p, base = self.deref(raw, level_base)
                 if p == {} and isinstance(raw, Mapping) and "$ref" in raw:
                     continue  # unresolvable: reported by the resolver
                 if not isinstance(p, Mapping) or not isinstance(p.get("name"), str):
@@ -201,6 +225,16 @@ class _Spec:
             if isinstance(media, Mapping) and "schema" in media:
                 return self.request.label(media["schema"], base)
         return self.request.label(p, base) if "type" in p else "string"
+
+    def body_example(self, op: Mapping[str, Any]) -> str:
+        """The request body's example (OpenAPI 3), as compact JSON, or ''."""
+        body, _ = self.deref(op.get("requestBody"))
+        content = body.get("content") if isinstance(body, Mapping) else None
+        if not isinstance(content, Mapping) or not content:
+            return ""
+        entry = content[_pick_media(list(content))]
+        value = media_example(entry) if isinstance(entry, Mapping) else None
+        return example_text(value) if value is not None else ""
 
     def body(
         self, op: Mapping[str, Any], params: list[Mapping[str, Any]], consumes: list[str]
@@ -246,14 +280,16 @@ class _Spec:
             fields = [FieldInfo("(body)", label, True, "")]
         return media, fields, left, bool(body.get("required"))
 
-    def responses(self, op: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list[str], int]:
-        """((status, description)…), response field names of the first success, left out."""
+    def responses(self, op: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list[str], int, str]:
+        """((status, description)…), response field names of the first success, left out,
+        and the name of the schema that success returns."""
         raw = op.get("responses")
         if not isinstance(raw, Mapping):
-            return [], [], 0
+            return [], [], 0, ""
         out: list[tuple[str, str]] = []
         names: list[str] = []
         left = 0
+        returns = ""
         for status, resp in raw.items():
             r, base = self.deref(resp)
             if not isinstance(r, Mapping):
@@ -269,7 +305,8 @@ class _Spec:
             if schema is not None:
                 fields, left = self.response.fields(schema, base)
                 names = [f.name for f in fields]
-        return out[:20], names, left
+                returns = self.response.label(schema, base)
+        return out[:20], names, left, _schema_name(returns)
 
 
 def _pick_media(types: list[str]) -> str:
@@ -314,52 +351,27 @@ def _title(op: Mapping[str, Any], method: str, path: str, kind: str) -> str:
     return _kind_phrase(kind, path) or f"{method} {path}"
 
 
-def _placeholder(f: FieldInfo) -> str:
-    return f"<{f.type.split(' ')[0].split('<')[0]}>"
+def _schema_name(label: str) -> str:
+    """``PaymentIntent``, ``array<Customer>`` → the schema's name; '' for plain types."""
+    inner = label.split(" ")[0].removeprefix("array<").rstrip(">")
+    plain = {"object", "string", "integer", "number", "boolean", "array", "any", "null"}
+    return "" if not inner or inner.split("<")[0] in plain else inner
 
 
-def _json_value(f: FieldInfo) -> str:
-    kind = f.type.split(" ")[0].split("<")[0]
-    if kind == "array":
-        return "[]"
-    if kind in ("integer", "number"):
-        return "0"
-    if kind == "boolean":
-        return "false"
-    if kind == "string":
-        return '"<string>"'
-    return "{}"
-
-
-def _curl(
-    method: str, server: str, path: str, params: list[Mapping[str, Any]], spec: _Spec,
-    media: str, fields: list[FieldInfo],
-) -> str:  # fmt: skip
-    query = [p for p in params if p.get("in") == "query" and p.get("required")]
-    url = server + path
-    if query:
-        url += "?" + "&".join(f"{p['name']}=<{spec.param_type(p)}>" for p in query[:4])
-    parts = [f"curl -X {method} '{url}'"]
-    for p in params:
-        if p.get("in") == "header" and p.get("required"):
-            parts.append(f"-H '{p['name']}: <{spec.param_type(p)}>'")
-    top = [f for f in fields if "." not in f.name and "[]" not in f.name and f.name != "(body)"]
-    chosen = [f for f in top if f.required][:6] or top[:3]
-    if media and "json" in media:
-        parts.append("-H 'Content-Type: application/json'")
-        if chosen:
-            body = ", ".join(f'"{f.name}": {_json_value(f)}' for f in chosen)
-            parts.append(f"-d '{{{body}}}'")
-    elif media and chosen:
-        flag = "-F" if "multipart" in media else "-d"
-        parts.extend(f"{flag} '{f.name}={_placeholder(f)}'" for f in chosen)
-    line = " ".join(parts)
-    return line if len(line) <= 600 else line[:599] + "…"
-
-
-def _field_line(f: FieldInfo) -> str:
-    flags = ", ".join(x for x in (f.type, "required" if f.required else "") if x)
-    return f"- `{f.name}` ({flags})" + (f": {f.description}" if f.description else "")
+def _samples(spec: _Spec, op: Mapping[str, Any], base: Path) -> list[CodeSample]:
+    """The spec's own code samples: ``x-codeSamples`` (or ``x-code-samples``)."""
+    raw = op.get("x-codeSamples", op.get("x-code-samples"))
+    raw, base = spec.deref(raw, base)
+    if not isinstance(raw, list):
+        return []
+    out = []
+    for item in raw[:10]:
+        sample, _ = spec.deref(item, base)
+        if isinstance(sample, Mapping) and isinstance(sample.get("source"), str):
+            lang = str(sample.get("lang") or sample.get("label") or "")
+            source = sample["source"].strip()
+            out.append(CodeSample(lang, source if len(source) <= 800 else source[:799] + "…"))
+    return out
 
 
 def _words(*texts: str) -> list[str]:
@@ -376,7 +388,7 @@ def _words(*texts: str) -> list[str]:
 
 class OpenAPILoader:
     name = "openapi"
-    version = "1"
+    version = "2"
     suffixes: tuple[str, ...] = (".json", ".yaml", ".yml")
 
     def sniff(self, data: bytes) -> bool:
@@ -412,7 +424,8 @@ class OpenAPILoader:
                 )
                 continue
             spec.resolver.where = _ptr(api_path)
-            item, spec.base = spec.deref(raw_item, spec.file)
+            item, item_base = spec.deref(raw_item, spec.file)
+            spec.base = item_base
             if not isinstance(item, Mapping):
                 errors.append(FileError(path, "path item must be an object", _ptr(api_path)))
                 continue
@@ -431,6 +444,8 @@ class OpenAPILoader:
                         FileError(path, f"operation skipped: {type(exc).__name__}: {exc}", pointer)
                     )
                     continue
+                finally:
+                    spec.base = item_base  # the next operation's references start here
                 built.append((doc, body))
         for ref, (why, where) in spec.resolver.problems.items():
             errors.append(FileError(path, f"unresolvable $ref {ref!r}: {why}", where))
@@ -445,16 +460,18 @@ class OpenAPILoader:
         self, spec: _Spec, name: str, api_path: str, method: str, item: Mapping[str, Any],
         ctx: LoadContext,
     ) -> tuple[Document, str]:  # fmt: skip
-        op = item[method]
+        item_base = spec.base
+        op, op_base = spec.deref(item[method], item_base)  # an operation may be a $ref
         if not isinstance(op, Mapping):
             raise _Broken("an operation must be an object")
+        spec.base = op_base
         root = spec.root
         upper = method.upper()
-        params = spec.parameters(item, op)
+        params = spec.parameters(item, item_base, op, op_base)
         consumes = op.get("consumes") or root.get("consumes") or []
         consumes = [str(c) for c in consumes] if isinstance(consumes, list) else []
         media, fields, fields_left, body_required = spec.body(op, params, consumes)
-        responses, response_fields, response_left = spec.responses(op)
+        responses, response_fields, response_left, returns = spec.responses(op)
         server = _server(root, item, op)
         tags = [str(t) for t in op.get("tags") or [] if isinstance(t, str | int)]
         op_id = str(op.get("operationId") or "")
@@ -464,54 +481,29 @@ class OpenAPILoader:
         summary_text = op.get("summary")
         has_summary = isinstance(summary_text, str) and bool(summary_text.strip())
         title = _title(op, upper, api_path, kind)
-        description = html_to_text(str(op.get("description") or ""))
-        if len(description) > MAX_DESCRIPTION_CHARS:
-            description = description[:MAX_DESCRIPTION_CHARS].rsplit(" ", 1)[0] + " … (truncated)"
+        description = description_text(op.get("description"))
         first = short(description, 200) if description else ""
         summary = f"{upper} {api_path}" + (f" — {first}" if first and first != title else "")
         deprecated = op.get("deprecated") is True
         visible = [p for p in params if p.get("in") not in ("body", "formData")]
-
-        lines = [
-            f"# {title}",
-            "",
-            f"`{upper} {api_path}`" + (" (deprecated)" if deprecated else ""),
-        ]
-        if description and description != title:
-            lines += ["", description]
-        if visible:
-            lines += ["", "**Parameters**", ""]
-            for p in visible[:MAX_PARAMS_SHOWN]:
-                flags = ", ".join(
-                    x for x in (f"in {p.get('in', '?')}", spec.param_type(p),
-                                "required" if p.get("required") else "") if x
-                )  # fmt: skip
-                desc = short(str(p.get("description") or ""), 200)
-                lines.append(f"- `{p['name']}` ({flags})" + (f": {desc}" if desc else ""))
-            if len(visible) > MAX_PARAMS_SHOWN:
-                lines.append(f"- … {len(visible) - MAX_PARAMS_SHOWN} more parameters not shown")
-        if media or fields:
-            lines += ["", "**Request body**", ""]
-            lines.append(f"`{media}`" + (" (required)" if body_required else ""))
-            if fields:
-                lines.append("")
-                lines += [_field_line(f) for f in fields[:MAX_REQUEST_FIELDS_SHOWN]]
-                hidden = len(fields) - MAX_REQUEST_FIELDS_SHOWN + fields_left
-                if hidden > 0:
-                    lines.append(f"- … {hidden} more fields not shown")
-        if responses:
-            lines += ["", "**Responses**", ""]
-            lines += [f"- `{status}`" + (f": {desc}" if desc else "") for status, desc in responses]
-            if response_fields:
-                shown = ", ".join(f"`{n}`" for n in response_fields[:MAX_RESPONSE_FIELDS_SHOWN])
-                more = len(response_fields) - MAX_RESPONSE_FIELDS_SHOWN + response_left
-                lines += [
-                    "",
-                    f"Response fields: {shown}" + (f" and {more} more" if more > 0 else ""),
-                ]
-        example = _curl(upper, server, api_path, params, spec, media, fields)
-        lines += ["", "**Example request**", "", "```sh", example, "```"]
-        body = "\n".join(lines)
+        shown = [
+            Param(
+                str(p["name"]), str(p.get("in", "?")), spec.param_type(p), bool(p.get("required")),
+                short(str(p.get("description") or ""), 200),
+            )
+            for p in visible
+        ]  # fmt: skip
+        example = curl(upper, server, api_path, shown, media, fields)
+        samples = _samples(spec, op, op_base)
+        text = OperationText(
+            method=upper, path=api_path, title=title, description=description,
+            deprecated=deprecated, tags=[(t, spec.tag_lead(t)) for t in tags], params=shown,
+            media=media, body_required=body_required, fields=fields, fields_left=fields_left,
+            body_example=spec.body_example(op), responses=responses, returns=returns,
+            response_fields=response_fields, response_left=response_left, samples=samples,
+            curl=example,
+        )  # fmt: skip
+        body = operation_body(text)
 
         # Only the operation's own words: parent path segments ({namespace}, accounts)
         # recur in thousands of operations and would drown the resource acted on.
@@ -531,7 +523,10 @@ class OpenAPILoader:
             summary=summary,
             keywords=tuple(keywords),
             aliases=tuple(dict.fromkeys(aliases)),
-            examples=(Example(code=example, description="Example request"),),
+            examples=(
+                Example(code=example, description="Example request"),
+                *(Example(code=c.source, description=c.lang) for c in samples),
+            ),
             uri=_uri(op, ctx, api_path, method),
             origin=ctx.origin,
             origin_hash=ctx.origin_hash,
@@ -547,6 +542,7 @@ class OpenAPILoader:
                 "parameters": [str(p["name"]) for p in visible],
                 "request_fields": [f.name for f in fields],
                 "response_fields": response_fields,
+                "returns": returns,
                 "deprecated": deprecated,
                 "has_summary": has_summary,
             },

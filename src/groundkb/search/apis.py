@@ -8,10 +8,18 @@ Built from the document summaries whenever the index changes:
   operation mentions "namespace". :meth:`ApiIndex.named_by` returns the operations
   whose own resource the question names (its whole name, its last words, or a noun
   formed from one of its verbs), for the engine to score beside the keyword candidates.
+- **The spec's own verbs.** Every operation has actions: its kind (create, list, an
+  action segment such as ``capture``), the verb its summary starts with ("Removes a user
+  from a conversation" → remove) and the verbs of its operationId (``conversations_kick``
+  → kick), each with the kind it stands for (remove → delete). A word counts as a verb
+  when it leads at least :data:`VERB_MIN_OPERATIONS` summaries of the index, is some
+  operation's kind, or is a common verb (``apinames``): the vocabulary comes from the
+  specs, not from a list written for one API.
 - **How an operation fits the question.** :func:`operation_factor` turns
   ``apinames.operation_fit`` (the kind asked for, the resource named, enclosing
-  resources not named) and supersession into the factor the engine multiplies an API
-  operation's rank by.
+  resources not named), the actions the question asks for and supersession into the
+  factor the engine multiplies an API operation's rank by. Its constants are settings
+  (:class:`ApiWeights`), fitted leave-one-spec-out by ``benchmarks/fit_api_ranking.py``.
 - **Superseded versions.** An index often holds several versions of one API
   (``twilio_studio_v1`` and ``twilio_studio_v2``; ``/apis/autoscaling/v1`` and
   ``/apis/autoscaling/v2``), with the same operations in each. A question that does not
@@ -22,23 +30,40 @@ Built from the document summaries whenever the index changes:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+from ..analyze.text import STOP_WORDS, singular
 from ..apinames import (
+    asked_kinds,
     is_param,
     is_version,
     operation_fit,
+    operation_kinds,
     path_resources,
     path_segments,
     query_nouns,
+    split_words,
+    verb_kind,
 )
 from ..models import Filters
 from ..store.base import DocSummary
 
-PARENT_FACTOR = 0.85  # per enclosing resource the query does not name
-RESOURCE_FACTOR = 1.25  # the query names the resource acted on
-SUPERSEDED_FACTOR = 0.98  # a newer version of the same operation exists: a tie-breaker
+VERB_MIN_OPERATIONS = 3  # a word leading this many summaries is one of the index's verbs
+
+
+@dataclass(frozen=True, slots=True)
+class ApiWeights:
+    """The constants of :func:`operation_factor` (settings ``api_*``)."""
+
+    kind_boost: float = 0.5  # × (1 + kind_boost): the question asks for the operation's action
+    resource: float = 1.25  # × resource: the question names the resource acted on
+    parent: float = 0.85  # × parent per enclosing resource the question does not name
+    superseded: float = 0.98  # × superseded: a newer version has the same operation
+    context: float = 1.0  # × context^(share of the question's resources its API lacks)
+
 
 # "v2", "v2beta1", "v1alpha3", "2010-04-01": stable above beta above alpha.
 _VERSION_PARTS = re.compile(r"^v?(\d+)(?:(alpha|beta|preview)(\d*))?$", re.I)
@@ -95,11 +120,20 @@ class ApiIndex:
     summaries: dict[str, DocSummary] = field(default_factory=dict)
     # doc id → its operation with versions taken out: one meaning across API versions
     families: dict[str, str] = field(default_factory=dict)
+    actions: dict[str, frozenset[str]] = field(default_factory=dict)  # doc id → its actions
+    verbs: frozenset[str] = frozenset()  # the index's verbs (see the module docstring)
+    # source → the words of its resource names: the vocabulary of one API
+    vocabulary: dict[str, frozenset[str]] = field(default_factory=dict)
+    every: frozenset[str] = frozenset()  # every API's resource words
+    _named: dict[tuple[str, ...], frozenset[str]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, docs: Iterable[DocSummary]) -> ApiIndex:
         index = cls()
         families: dict[str, list[tuple[Version, str]]] = {}
+        leading: Counter[str] = Counter()
+        vocab: dict[str, set[str]] = {}
+        own: dict[str, tuple[str, list[str]]] = {}  # doc id → (summary verb, operationId words)
         for d in docs:
             if d.type != "api" or not d.operation_kind:
                 continue
@@ -109,10 +143,19 @@ class ApiIndex:
                 continue
             index.summaries[d.id] = d
             resources = path_resources(path)
+            words = vocab.setdefault(d.source, set())
+            for r in resources:
+                words.update(w for w in r.split("_") if len(w) > 2)
             if resources:
                 names = _name_suffixes(resources[-1])
                 for name in names:
                     index.by_name.setdefault(name, []).append((d.id, name == names[-1]))
+            title = split_words(d.title)
+            first = singular(title[0]) if title and title[0].isalpha() else ""
+            if first and first not in STOP_WORDS:
+                leading[first] += 1
+            op_words = [singular(w) for w in split_words(d.aliases[0])] if d.aliases else []
+            own[d.id] = (first, op_words)
             family, version = version_family(spec, method, path)
             index.families[d.id] = family
             if version:
@@ -123,7 +166,45 @@ class ApiIndex:
                 newest = max(v for v, _ in members)
                 superseded.update(doc_id for v, doc_id in members if v < newest)
         index.superseded = frozenset(superseded)
+        index.vocabulary = {source: frozenset(w) for source, w in vocab.items()}
+        index.every = frozenset().union(*index.vocabulary.values())
+        kinds = {d.operation_kind for d in index.summaries.values()}
+        verbs = {w for w, n in leading.items() if n >= VERB_MIN_OPERATIONS} | kinds
+        index.verbs = frozenset(verbs)
+        for doc_id, (first, op_words) in own.items():
+            found = {w for w in (first, *op_words) if w in verbs or verb_kind(w)}
+            acts = {index.summaries[doc_id].operation_kind, *found}
+            acts |= {verb_kind(w) for w in found if verb_kind(w)}
+            index.actions[doc_id] = frozenset(acts)
         return index
+
+    def endpoint(self, doc_id: str) -> tuple[str, str, str]:
+        """(method, path, resource acted on) of an API operation, or three ''."""
+        if doc_id not in self.summaries:
+            return "", "", ""
+        method, _, path = doc_id.partition(":")[2].partition(" ")
+        resources = path_resources(path)
+        return method, path, resources[-1] if resources else ""
+
+    def missing_share(self, tokens: Sequence[str], source: str) -> float:
+        """The share of the question's resource words (words that name a resource of
+        some API in the index) that the API of ``source`` has no resource for: 0 when
+        the question speaks that API's language, 1 when it speaks only another's."""
+        if len(self.vocabulary) < 2:
+            return 0.0
+        key = tuple(tokens)
+        named = self._named.get(key)
+        if named is None:
+            named = frozenset(singular(t) for t in key if t not in STOP_WORDS) & self.every
+            self._named = {key: named}  # one question at a time
+        if not named:
+            return 0.0
+        return len(named - self.vocabulary.get(source, frozenset())) / len(named)
+
+    def asked_actions(self, tokens: Sequence[str]) -> frozenset[str]:
+        """The actions a question asks for: its verbs that are verbs of the index or
+        common ones, and the kinds they stand for."""
+        return _asked_actions(tuple(tokens), self.verbs)
 
     def named_by(
         self, tokens: Sequence[str], limit: int, filters: Filters | None = None
@@ -155,23 +236,50 @@ class ApiIndex:
         return out
 
 
+@lru_cache(maxsize=256)
+def _asked_actions(tokens: tuple[str, ...], verbs: frozenset[str]) -> frozenset[str]:
+    words = [t for t in tokens if t not in STOP_WORDS]
+    asked = set(asked_kinds(words))
+    for w in words:
+        one = singular(w)
+        if one in verbs or verb_kind(one):
+            asked.add(one)
+            asked.update(operation_kinds(one))
+    return frozenset(a for a in asked if a in verbs or verb_kind(a))
+
+
 def operation_factor(
-    tokens: Sequence[str], doc: DocSummary, superseded: bool, kind_boost: float
+    tokens: Sequence[str],
+    doc: DocSummary,
+    superseded: bool,
+    weights: ApiWeights,
+    index: ApiIndex | None = None,
 ) -> float:
     """Rank factor of the API operation ``doc`` for a question of ``tokens``.
 
-    × (1 + kind_boost) when the question asks for its kind ("create a room": the
-    operation that creates, not one that lists), × RESOURCE_FACTOR when it names the
-    resource acted on, × PARENT_FACTOR per enclosing resource it does not name, and
-    × SUPERSEDED_FACTOR when a newer version of its API has the same operation.
+    × (1 + kind_boost) when the question asks for one of its actions ("create a room":
+    the operation that creates, not one that lists; "kick someone out of a channel":
+    ``/conversations.kick``) or its first word names the resource a create makes ("refund
+    a payment" → ``POST /v1/refunds``), × resource when it names the resource acted on,
+    × parent per enclosing resource it does not name, and × superseded when a newer
+    version of its API has the same operation.
     """
     path = doc.id.partition(" ")[2]  # api document ids are "{spec}:{METHOD} {path}"
     fit = operation_fit(tokens, path, doc.operation_kind)
-    factor = PARENT_FACTOR**fit.unnamed_parents
-    if fit.kind:
-        factor *= 1 + kind_boost
+    asked = fit.kind
+    if not asked and index is not None:
+        asked = bool(index.asked_actions(tokens) & index.actions.get(doc.id, frozenset()))
+        if not asked and doc.operation_kind == "create" and fit.whole:
+            lead = next((t for t in tokens if t not in STOP_WORDS), "")
+            resources = path_resources(path)
+            asked = bool(resources) and singular(lead) == resources[-1].rsplit("_", 1)[-1]
+    factor = weights.parent**fit.unnamed_parents
+    if asked:
+        factor *= 1 + weights.kind_boost
     if fit.resource:
-        factor *= RESOURCE_FACTOR
+        factor *= weights.resource
     if superseded:
-        factor *= SUPERSEDED_FACTOR
+        factor *= weights.superseded
+    if weights.context != 1.0 and index is not None:
+        factor *= weights.context ** index.missing_share(tokens, doc.source)
     return factor

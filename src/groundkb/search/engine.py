@@ -40,7 +40,7 @@ from ..models import Chunk, Filters, Hit, SearchResult
 from ..ops.querylog import error_text
 from ..settings import Settings
 from ..store.base import DocSummary, KeywordMatch, Store
-from .apis import ApiIndex, operation_factor
+from .apis import ApiIndex, ApiWeights, operation_factor
 from .candidates import candidate_query, correction
 from .commands import CommandIndex, CommandMatch
 from .evidence import (
@@ -523,12 +523,16 @@ class Searcher:
 
     def _operation_factor(self, m: KeywordMatch, parsed: ParsedQuery) -> float:
         """Rank factor of an API operation for the query (see ``apis.operation_factor``)."""
-        return operation_factor(
-            parsed.tokens,
-            m.doc,
-            m.doc_id in self._current().apis.superseded,
-            kind_boost=self.settings.title_phrase_boost,
+        apis = self._current().apis
+        s = self.settings
+        weights = ApiWeights(
+            s.api_kind_boost,
+            s.api_resource_factor,
+            s.api_parent_factor,
+            s.api_superseded_factor,
+            s.api_context_factor,
         )
+        return operation_factor(parsed.tokens, m.doc, m.doc_id in apis.superseded, weights, apis)
 
     def _score(
         self,
@@ -578,7 +582,15 @@ class Searcher:
             retriever=retriever,
             command=m.doc.command,
             summary=m.doc.summary,
+            **self._endpoint(m.doc),
         )
+
+    def _endpoint(self, doc: DocSummary) -> dict[str, str]:
+        """Method, path and resource of an API operation, for the agent to cite."""
+        if not doc.operation_kind:
+            return {}
+        method, path, resource = self._current().apis.endpoint(doc.id)
+        return {"method": method, "path": path, "resource": resource}
 
     # ---------------------------------------------------------- special paths
     def _command_result(self, text: str, cm: CommandMatch, limit: int) -> SearchResult:

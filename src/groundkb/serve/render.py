@@ -71,9 +71,11 @@ def search_text(result: SearchResult) -> str:
 
 
 def _hit_id(h: Hit) -> str:
-    """What identifies a hit in the table: an API operation's method and path (its id is
-    ``spec:METHOD /path``), else the chunk id."""
-    if h.type == "api":
+    """What identifies a hit in the table: an API operation's method and path, else the
+    chunk id."""
+    if h.method and h.path:
+        return f"{h.method} {h.path}"
+    if h.type == "api":  # an operation found without its fields: its id is spec:METHOD /path
         _, _, op = h.doc_id.partition(":")
         if op.startswith(_METHODS):
             return op

@@ -122,6 +122,9 @@ class HitOut(_Out):
     retriever: str = "keyword"
     command: str = ""
     summary: str = ""
+    method: str = Field(default="", description="API operations: the HTTP method.")
+    path: str = Field(default="", description="API operations: the path, as in the spec.")
+    resource: str = Field(default="", description="API operations: the resource acted on.")
     resource_uri: str = _RESOURCE_URI
 
 

@@ -1,0 +1,177 @@
+"""API operations: documents that say everything the spec says, the spec's own verbs and
+resources, ranking constants as settings, and hits an agent can cite."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from groundkb import KnowledgeBase, Settings
+from groundkb.analyze.text import stem
+from groundkb.apinames import operation_kind, path_resources, resource_key, singular, verb_kind
+from groundkb.search.apis import ApiIndex, ApiWeights, operation_factor
+from groundkb.serve.cli import cli
+from groundkb.serve.schemas import search_out
+from groundkb.store.base import DocSummary
+
+from .conftest import FIXTURES
+
+OPS = FIXTURES / "openapi_ops"
+
+
+@pytest.fixture
+def kw(tmp_path: Path) -> Iterator[KnowledgeBase]:
+    kb = KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none", retrieval="keyword"))
+    yield kb
+    kb.close()
+
+
+def test_one_singulariser_serves_the_index_and_the_api_names() -> None:
+    for plural, one in [("statuses", "status"), ("aliases", "alias"), ("analyses", "analysis"),
+                        ("policies", "policy"), ("sizes", "size"), ("metrics", "metric"),
+                        ("caches", "cache"), ("people", "person"), ("boxes", "box")]:  # fmt: skip
+        assert stem(plural) == singular(plural) == one
+    for word in ("status", "alias", "news", "kubernetes", "ips", "analytics"):
+        assert stem(word) == singular(word) == word
+    assert resource_key("statuses") == "status"
+    assert resource_key("PaymentIntents") == "payment_intent"
+
+
+def test_an_operation_kept_in_a_file_of_its_own_is_read_whole(kw: KnowledgeBase) -> None:
+    r = kw.ingest(OPS / "cloud", source="cloud")
+    assert r.ok, r.errors
+    assert r.inserted == 3
+    doc = kw.get("cloud:POST /v2/servers")
+    assert doc.title == "Create a New Server"
+    assert doc.aliases == ("servers_create", "servers create")
+    assert "Servers" in doc.keywords
+    # the tag's description (itself a $ref) and the spec's code sample
+    assert "Servers: Servers are virtual machines" in doc.content
+    assert [e.description for e in doc.examples] == ["Example request", "cURL"]
+    assert "Bearer $TOKEN" in doc.examples[1].code
+    assert '{"name": "web-1", "size": "s-1vcpu-1gb"}' in doc.content  # the body example
+    assert "- `name` (string, required): The human-readable name of the server." in doc.content
+    action = kw.get("cloud:POST /v2/servers/{server_id}/actions")
+    assert "- `server_id` (in path, integer, required)" in action.content  # param file's ref
+    assert "One of: reboot, power_off, snapshot." in action.content
+
+
+def test_the_card_comes_first_and_the_details_after(kw: KnowledgeBase) -> None:
+    kw.ingest(OPS / "cloud", source="cloud")
+    hit = kw.search("create a new server", limit=1).hits[0]
+    assert hit.doc_id == "cloud:POST /v2/servers"
+    assert hit.chunk_id.endswith("#0") and hit.header_path == "Create a New Server"
+    assert "202 Accepted" not in hit.snippet  # the card holds the lead only
+    field = kw.search("human-readable name of the server", limit=1).hits[0]
+    assert field.doc_id == "cloud:POST /v2/servers"
+    assert field.header_path == "Create a New Server > Details"
+
+
+def test_remote_procedure_paths_name_their_family_and_method() -> None:
+    assert path_resources("/chat.postMessage") == ["chat", "message"]
+    assert path_resources("/users.lookupByEmail") == ["user"]
+    assert path_resources("/admin.conversations.invite") == ["admin", "conversation"]
+    assert operation_kind("POST", "/chat.postMessage") == "create"
+    assert operation_kind("GET", "/conversations.list") == "list"
+    assert operation_kind("GET", "/users.info") == "read"
+    assert operation_kind("POST", "/conversations.kick") == "kick"
+    # a group name before a version is still no resource
+    assert path_resources("/apis/apps.k8s.io/v1/deployments") == ["deployment"]
+
+
+def test_a_spec_action_hint_is_read_as_a_verb() -> None:
+    assert verb_kind("deletecollection") == "delete"
+    assert verb_kind("watchlist") == "watch"
+    assert verb_kind("get") == "read" and verb_kind("patch") == "update"
+    assert operation_kind("DELETE", "/api/v1/namespaces/{namespace}/pods", "deletecollection")
+    assert operation_kind("GET", "/api/v1/watch/pods", "watchlist") == "watch"
+
+
+def test_the_specs_own_verbs_pick_the_operation(kw: KnowledgeBase) -> None:
+    r = kw.ingest(OPS / "chat", source="chat")
+    assert r.ok, r.errors
+    top = kw.search("kick someone out of a channel", limit=3).hits[0]
+    assert top.doc_id == "chat:POST /conversations.kick"
+    assert kw.search("find a user by email", limit=1).hits[0].doc_id == (
+        "chat:GET /users.lookupByEmail"
+    )
+
+
+def _summary(doc_id: str, title: str, kind: str, op_id: str) -> DocSummary:
+    return DocSummary(doc_id, "s", "api", "", title, "", (), (op_id,), "", "", "", kind)
+
+
+def test_the_actions_of_an_operation_come_from_its_summary_and_operation_id() -> None:
+    docs = [
+        _summary("c:POST /conversations.kick", "Removes a user from a conversation", "kick",
+                 "conversations_kick"),
+        _summary("c:POST /conversations.archive", "Removes a conversation from view",
+                 "archive", "conversations_archive"),
+        _summary("c:POST /pins.remove", "Removes a pin", "remove", "pins_remove"),
+        _summary("c:POST /chat.delete", "Deletes a message", "delete", "chat_delete"),
+    ]  # fmt: skip
+    index = ApiIndex.build(docs)
+    assert "remove" in index.verbs  # leads three summaries
+    kick = index.actions["c:POST /conversations.kick"]
+    assert {"kick", "remove", "delete"} <= kick
+    assert "kick" in index.asked_actions(("kick", "someone", "out"))
+    assert "delete" in index.asked_actions(("remove", "a", "message"))
+    weights = ApiWeights(kind_boost=1.0, resource=1.0, parent=1.0, superseded=1.0)
+    tokens = ("kick", "a", "user")
+    assert operation_factor(tokens, docs[0], False, weights, index) == 2.0
+    assert operation_factor(tokens, docs[3], False, weights, index) == 1.0
+
+
+def test_the_ranking_constants_are_settings(kw: KnowledgeBase, tmp_path: Path) -> None:
+    doc = _summary("s:POST /v1/refunds", "Create a refund", "create", "PostRefunds")
+    index = ApiIndex.build([doc])
+    plain = ApiWeights(kind_boost=0.0, resource=1.0, parent=1.0, superseded=1.0)
+    named = ApiWeights(kind_boost=0.0, resource=3.0, parent=1.0, superseded=1.0)
+    tokens = ("list", "refunds")
+    assert operation_factor(tokens, doc, False, named, index) == pytest.approx(
+        3 * operation_factor(tokens, doc, False, plain, index)
+    )
+    # "refund a payment": the first word names what the create makes
+    boosted = ApiWeights(kind_boost=1.0, resource=1.0, parent=1.0, superseded=1.0)
+    assert operation_factor(("refund", "a", "payment"), doc, False, boosted, index) == 2.0
+    s = Settings().replace(api_resource_factor="1.5", api_kind_boost=2)
+    assert (s.api_resource_factor, s.api_kind_boost) == (1.5, 2.0)
+
+
+def test_hits_for_operations_carry_method_path_and_resource(kw: KnowledgeBase) -> None:
+    kw.ingest(OPS / "cloud", source="cloud")
+    kw.ingest(OPS / "chat", source="chat")
+    result = kw.search("create a new server", limit=3)
+    hit = result.hits[0]
+    assert (hit.method, hit.path, hit.resource) == ("POST", "/v2/servers", "server")
+    out = search_out(result).hits[0].model_dump()
+    assert (out["method"], out["path"], out["resource"]) == ("POST", "/v2/servers", "server")
+    printed = CliRunner().invoke(
+        cli, ["--db", kw.settings.db, "search", "create a new server", "--mode", "keyword",
+              "--limit", "3", "--json"]
+    )  # fmt: skip
+    assert printed.exit_code == 0, printed.output
+    first = json.loads(printed.output)["hits"][0]
+    assert (first["method"], first["path"], first["resource"]) == ("POST", "/v2/servers", "server")
+    rpc = kw.search("lookup user by email", limit=1).hits[0]
+    assert (rpc.method, rpc.path, rpc.resource) == ("GET", "/users.lookupByEmail", "user")
+
+
+def test_an_operation_of_an_api_that_lacks_the_questions_resources_weighs_less() -> None:
+    music = DocSummary("m:POST /playlists", "music", "api", "", "Create a playlist", "", (),
+                       ("createPlaylist",), "", "", "", "create")  # fmt: skip
+    chat = DocSummary("c:POST /channels", "chat", "api", "", "Create a channel", "", (),
+                      ("createChannel",), "", "", "", "create")  # fmt: skip
+    index = ApiIndex.build([music, chat])
+    tokens = ("add", "a", "song", "to", "my", "playlist")
+    assert index.missing_share(tokens, "music") == 0.0
+    assert index.missing_share(tokens, "chat") == 1.0
+    weights = ApiWeights(kind_boost=0.0, resource=1.0, parent=1.0, superseded=1.0, context=0.5)
+    assert operation_factor(tokens, chat, False, weights, index) == 0.5
+    assert operation_factor(tokens, music, False, weights, index) == 1.0
+    # one API alone: nothing to compare, no factor
+    assert ApiIndex.build([music]).missing_share(tokens, "chat") == 0.0
