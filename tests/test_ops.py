@@ -194,6 +194,14 @@ def test_keyword_only_by_configuration_is_not_a_fallback(docs_kb: KnowledgeBase)
     assert docs_kb.search("explain workspace", mode="keyword").fallback == ""
 
 
+def test_a_command_answered_by_name_in_hybrid_mode_is_not_a_fallback(tmp_path: Path) -> None:
+    with KnowledgeBase.open(tmp_path / "kb.db", embedder="hashing") as kb:
+        assert kb.ingest(EXAMPLES / "entries", source="commands").ok
+        for query in ("helios gw users list", "helios get-users"):
+            r = kb.search(query)
+            assert r.mode == "keyword" and r.fallback == "" and r.notice == "", query
+
+
 # ----------------------------------------------------------------- query log
 def test_every_search_logs_one_structured_line(
     docs_kb: KnowledgeBase, caplog: pytest.LogCaptureFixture

@@ -295,6 +295,12 @@ class KnowledgeBase:
                 self._embedder_opened = True
             return self._embedder
 
+    @property
+    def embedder_missing(self) -> bool:
+        """Whether the embedder was asked for and there is none (keyword-only by
+        configuration); False while no search has needed it yet."""
+        return self._embedder_opened and self._embedder is None
+
     def embedder_configured(self) -> bool:
         """Whether searches would use an embedder, answered without opening one (loading
         the local model takes most of a second): ``none`` is no, ``auto`` is yes when the

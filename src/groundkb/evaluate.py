@@ -194,7 +194,7 @@ def _run(
                     metric.append(0.0)
             continue
         if result.fallback:  # a long query cut to the limit is fine; a fallback is not
-            raise InvalidInput(f"search fell back: {result.notice}")
+            raise InvalidInput(f"search fell back to keyword ({result.fallback}): {result.notice}")
         latency.append((time.perf_counter() - started) * 1000)
         ranked = [h.doc_id for h in result.hits]
         if any(r > 0 for r in rels.values()):  # ranking metrics: answerable only

@@ -172,7 +172,7 @@ def _score(
         started = time.perf_counter()
         result = kb.search(q.query[:MAX_QUERY_CHARS], limit=5)
         if result.fallback:
-            raise InvalidInput(f"search fell back: {result.notice}")
+            raise InvalidInput(f"search fell back to keyword ({result.fallback}): {result.notice}")
         latency.append((time.perf_counter() - started) * 1000)
         verdict = result.verdict.kind
         top = [h.doc_id for h in result.hits]

@@ -172,8 +172,9 @@ class Operations:
                 fallback = "embedder_failed"
             elif notice:
                 fallback = "index_mismatch"
-            else:  # keyword-only by configuration: said by ``fallback``, not a notice
+            elif kb.embedder_missing:  # keyword-only by configuration: said by ``fallback``
                 fallback = "no_embedder"
+            # else: answered by structure (a command looked up by name), no fallback
         result = dataclasses.replace(result, fallback=fallback, notice=notice)
         self._searched(query, filters, requested, ms, result)
         return result
