@@ -45,11 +45,31 @@ async def test_search_returns_verdict_hits_and_evidence(docs_kb: KnowledgeBase, 
         assert data["verdict"]["kind"] == "answer"
         hit = data["hits"][0]
         assert hit["doc_id"] == "concepts/workspace"
-        assert hit["header_path"] and hit["citation"] and hit["matched_terms"] == ["workspace"]
+        assert hit["title"] == "Workspace" and "header_path" not in hit  # it is the title
+        assert hit["citation"] and hit["matched_terms"] == ["workspace"]
         miss = await client.call_tool("search_knowledge", {"query": "explain calendar"})
         assert miss.structured_content is not None
         assert miss.structured_content["verdict"]["kind"] == "no_match"
         assert miss.structured_content["hits"] == []
+
+
+async def test_search_hits_leave_out_what_repeats_unless_explain_is_asked(
+    docs_kb: KnowledgeBase,
+) -> None:
+    async with Client(build_server(docs_kb)) as client:
+        args = {"query": "explain workspace"}
+        lean = (await client.call_tool("search_knowledge", args)).structured_content
+        full = (await client.call_tool("search_knowledge", {**args, "explain": True}))
+        assert lean is not None and full.structured_content is not None
+    hit, explained = lean["hits"][0], full.structured_content["hits"][0]
+    assert not {"explanation", "ranks", "retriever", "command", "method"} & set(hit)
+    assert hit["title"] == "Workspace"  # so its header path, the same, is left out
+    assert "header_path" not in hit and "header_path" not in explained
+    assert explained["explanation"] and explained["ranks"] == {"keyword": 1}
+    assert hit["snippet"] == explained["snippet"] and hit["citation"] and hit["resource_uri"]
+    assert len(json.dumps(lean)) < len(json.dumps(full.structured_content))
+    text = json.loads(full.content[0].text)  # type: ignore[union-attr]
+    assert text == full.structured_content
 
 
 async def test_errors_carry_our_code_and_no_traceback(docs_kb: KnowledgeBase) -> None:

@@ -57,6 +57,36 @@ def fits(data: Any, max_tokens: int) -> bool:
     return len(text.encode("utf-8")) <= max_tokens or count_tokens(text) <= max_tokens
 
 
+#: Per-hit fields that explain the ranking rather than the answer: sent with ``explain``.
+EXPLAIN_FIELDS = ("explanation", "ranks", "retriever")
+#: Optional per-hit fields that carry nothing when empty.
+_EMPTY_OMITTED = ("category", "command", "summary", "method", "path", "resource")
+
+
+def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, Any]:
+    """A search result without what repeats or explains: the ranking's explanation,
+    per-retriever ranks and retriever (unless ``explain``), empty optional fields, a header
+    path that is just the title, and option labels that are just the title."""
+    hits = []
+    for hit in data.get("hits", ()):
+        h = {k: v for k, v in hit.items() if explain or k not in EXPLAIN_FIELDS}
+        for key in _EMPTY_OMITTED:
+            if h.get(key) == "":
+                del h[key]
+        if h.get("header_path") in ("", h.get("title")):
+            h.pop("header_path", None)
+        hits.append(h)
+    out = {**data, "hits": hits}
+    verdict = data.get("verdict")
+    if isinstance(verdict, Mapping) and verdict.get("options"):
+        options = [
+            {k: v for k, v in o.items() if v != "" and not (k == "label" and v == o.get("title"))}
+            for o in verdict["options"]
+        ]
+        out["verdict"] = {**verdict, "options": options}
+    return out
+
+
 def _too_small(max_tokens: int, data: Any) -> InvalidInput:
     return InvalidInput(
         f"max_tokens {max_tokens} is too small for this result (it needs at least "

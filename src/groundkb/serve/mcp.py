@@ -44,6 +44,7 @@ from mcp.types import (
 from pydantic import Field, ValidationError
 
 from .. import __version__, bounds
+from ..answer.tooloutput import compact_search
 from ..api import KnowledgeBase
 from ..errors import NotFound
 from ..ops import Caller, calling
@@ -244,6 +245,9 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
             int, Field(ge=1, le=bounds.MCP_SEARCH_LIMIT, description="Most hits to return.")
         ] = 5,
         max_tokens: MaxTokens = None,
+        explain: Annotated[
+            bool, Field(description="Also return how each hit matched and ranked.")
+        ] = False,
     ) -> Annotated[CallToolResult, SearchOut]:
         """Search the knowledge base for commands, API endpoints, guides and docs.
 
@@ -254,7 +258,8 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
 
         def run() -> dict[str, Any]:
             found = kb.search(query, type=type, category=category, source=source, limit=limit)
-            return fit_search(search_out(found).model_dump(mode="json"), cap)
+            data = compact_search(search_out(found).model_dump(mode="json"), explain)
+            return fit_search(data, cap)
 
         return _compact(await _call(run, "search_knowledge"))
 

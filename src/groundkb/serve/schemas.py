@@ -112,12 +112,18 @@ class HitOut(_Out):
     snippet: str
     score: float = Field(description="Evidence score in [0, 1].")
     matched_terms: list[str]
-    header_path: str
+    header_path: str = Field(
+        default="",
+        description="Headings down to the chunk; MCP leaves it out when it is the title.",
+    )
     citation: str
     content_hash: str
-    explanation: list[str]
+    explanation: list[str] = Field(
+        default_factory=list, description="How it matched; over MCP only with explain=true."
+    )
     ranks: dict[str, int] = Field(
-        default_factory=dict, description="Rank of the hit in each retriever's list."
+        default_factory=dict,
+        description="Rank of the hit in each retriever's list; over MCP only with explain=true.",
     )
     retriever: str = "keyword"
     command: str = ""
