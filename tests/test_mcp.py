@@ -59,7 +59,7 @@ async def test_search_hits_leave_out_what_repeats_unless_explain_is_asked(
     async with Client(build_server(docs_kb)) as client:
         args = {"query": "explain workspace"}
         lean = (await client.call_tool("search_knowledge", args)).structured_content
-        full = (await client.call_tool("search_knowledge", {**args, "explain": True}))
+        full = await client.call_tool("search_knowledge", {**args, "explain": True})
         assert lean is not None and full.structured_content is not None
     hit, explained = lean["hits"][0], full.structured_content["hits"][0]
     assert not {"explanation", "ranks", "retriever", "command", "method"} & set(hit)
