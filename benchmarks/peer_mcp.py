@@ -165,6 +165,7 @@ def main() -> None:
     parser.add_argument("--node", default="node", help="Node 22 binary for the peer")
     parser.add_argument("--queries", type=int, default=300, help="most test questions asked")
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--no-hybrid", action="store_true", help="skip groundkb hybrid")
     parser.add_argument("--json", type=Path)
     opts = parser.parse_args()
     corpus, queries, qrels = _load(opts.data)
@@ -187,10 +188,11 @@ def main() -> None:
             [*GROUNDKB, "--db", str(kw_db), "ingest", str(docs), "-s", "scifact", "-q"],
             {**env, "GROUNDKB_EMBEDDER": "none"},
         )
-        ingest["groundkb_hybrid_s"] = _timed(
-            [*GROUNDKB, "--db", str(hy_db), "ingest", str(docs), "-s", "scifact", "-q"],
-            {**env, "GROUNDKB_EMBEDDER": "minilm"},
-        )
+        if not opts.no_hybrid:
+            ingest["groundkb_hybrid_s"] = _timed(
+                [*GROUNDKB, "--db", str(hy_db), "ingest", str(docs), "-s", "scifact", "-q"],
+                {**env, "GROUNDKB_EMBEDDER": "minilm"},
+            )
         servers = [
             Server(
                 "groundkb keyword",
@@ -211,6 +213,8 @@ def main() -> None:
                 "search_knowledge",
             ),
         ]
+        if opts.no_hybrid:
+            servers.pop()
         if peer_main is not None:
             store, config = Path(tmp) / "peer-store", Path(tmp) / "peer-config.yaml"
             config.write_text(  # let the peer read local files under the temporary folder

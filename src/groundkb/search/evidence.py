@@ -129,10 +129,12 @@ def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
     if not words:
         return flat[:width].rsplit(" ", 1)[0] + "…"
     forms = {f.lower() for f in words | {w + "s" for w in words}}
-    # Offsets of matched words; the best window starts at one of them. Forms made of
-    # letters and digits only are whole runs of them, found with one shared pattern.
-    if all(_RUN.fullmatch(f) for f in forms):
-        starts = [m.start() for m in _RUN.finditer(flat) if m.group().lower() in forms]
+    # Offsets of matched words; the best window starts at one of them. A form made of
+    # letters and digits matches a whole run of them: found with str.find, then checked
+    # for a non-alphanumeric (or no) character on each side.
+    lowered = flat.lower()
+    if len(lowered) == len(flat) and all(_RUN.fullmatch(f) for f in forms):
+        starts = sorted(_runs_at(lowered, forms))
     else:
         alternation = "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
         pattern = re.compile(r"(?<![^\W_])(?:" + alternation + r")(?![^\W_])", re.I)
@@ -150,6 +152,22 @@ def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
         best_at = back + 1 if back >= 0 else 0
     cut = flat[best_at : best_at + width].rsplit(" ", 1)[0]
     return ("…" if best_at else "") + cut + "…"
+
+
+def _runs_at(text: str, forms: set[str]) -> list[int]:
+    """Where each form occurs in ``text`` as a whole run of letters and digits."""
+    found = []
+    end = len(text)
+    for form in forms:
+        at = text.find(form)
+        while at >= 0:
+            after = at + len(form)
+            if (at == 0 or not text[at - 1].isalnum()) and (
+                after == end or not text[after].isalnum()
+            ):
+                found.append(at)
+            at = text.find(form, at + 1)
+    return found
 
 
 def citation(doc: DocSummary, header_path: str) -> str:
