@@ -72,6 +72,17 @@ async def test_search_hits_leave_out_what_repeats_unless_explain_is_asked(
     assert text == full.structured_content
 
 
+async def test_every_lean_hit_still_meets_the_declared_output_schema(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "note.md").write_text("# Note\n\nA page with no category.\n")
+    with KnowledgeBase.open(tmp_path / "kb.db") as kb:
+        assert kb.ingest(tmp_path / "docs", source="docs").ok
+        async with Client(build_server(kb)) as client:
+            res = await client.call_tool("search_knowledge", {"query": "page category"})
+    assert not res.is_error and res.structured_content is not None
+    assert res.structured_content["hits"][0]["category"] == ""
+
+
 async def test_errors_carry_our_code_and_no_traceback(docs_kb: KnowledgeBase) -> None:
     async with Client(build_server(docs_kb)) as client:
         res = await client.call_tool("get_document", {"id": "no/such/doc"})

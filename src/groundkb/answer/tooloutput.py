@@ -60,7 +60,7 @@ def fits(data: Any, max_tokens: int) -> bool:
 #: Per-hit fields that explain the ranking rather than the answer: sent with ``explain``.
 EXPLAIN_FIELDS = ("explanation", "ranks", "retriever")
 #: Optional per-hit fields that carry nothing when empty.
-_EMPTY_OMITTED = ("category", "command", "summary", "method", "path", "resource")
+_EMPTY_OMITTED = ("command", "summary", "method", "path", "resource")
 
 
 def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, Any]:
