@@ -544,8 +544,27 @@ def main() -> None:
             f" {rvm['mcp_over_rest_p50@8']}× with 8.",
             "",
         ]
+    lines += _kept_sections(lines)
     OUT.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)}")
+
+
+def _kept_sections(generated: list[str]) -> list[str]:
+    """The existing page's sections this script does not render (written from results
+    of benchmarks it does not read), kept in their order after the generated ones."""
+    if not OUT.is_file():
+        return []
+    made = {line for line in generated if line.startswith("## ")}
+    kept: list[str] = []
+    keep = False
+    for line in OUT.read_text(encoding="utf-8").split("\n"):
+        if line.startswith("## "):
+            keep = line not in made
+            if keep and kept and kept[-1] != "":
+                kept.append("")
+        if keep:
+            kept.append(line)
+    return kept
 
 
 if __name__ == "__main__":
