@@ -95,7 +95,9 @@ def test_yaml_nested_50000_levels_is_refused_before_the_parser_can_crash(tmp_pat
     report = json.loads(run.stdout)
     problems = {e["path"]: e["message"] for e in report["errors"]}
     assert set(problems) == {"flow.yaml", "block.yaml", "dashes.yaml"}
-    assert all("nested deeper" in m for m in problems.values())
+    # our depth guard ("nested deeper than ...") or PyYAML 6.0.4+'s own limit ("exceeded
+    # maximum nesting depth"), whichever trips first: refused, with the reason
+    assert all("nest" in m for m in problems.values()), problems
     assert report["inserted"] == 2
 
 

@@ -14,9 +14,18 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from . import bounds
+from .access import Principal
+from .access.sources import READERS_CACHED, readable_sources, table_access
 from .analyze.text import Analyzer, load_synonyms
 from .apigraph import APIGraph, Endpoint, EndpointLookup
-from .errors import ConfigError, IndexMismatch, InvalidInput, MissingDependency, NotFound
+from .errors import (
+    ConfigError,
+    Forbidden,
+    IndexMismatch,
+    InvalidInput,
+    MissingDependency,
+    NotFound,
+)
 from .models import (
     DOC_TYPES,
     Chunk,
@@ -58,6 +67,7 @@ def _writes(method: Callable[P, R]) -> Callable[P, R]:
 
     @wraps(method)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        cast(KnowledgeBase, args[0])._operator_only()
         try:
             return method(*args, **kwargs)
         finally:
@@ -86,9 +96,52 @@ class KnowledgeBase:
         self._embedder: Embedder | None = None
         self._embedder_opened = False
         self._embed_lock = threading.Lock()
+        self._parent: KnowledgeBase | None = None  # set on a caller's view (reader)
+        self._readable: frozenset[str] | None = None
         self._configure(self.settings)
         self._db_file = FileWatch(store.location)  # a replaced database file is reopened
         self._reopen = threading.Lock()
+
+    # ----------------------------------------------------------- access control
+    def reader(self, principal: Principal) -> KnowledgeBase:
+        """This knowledge base as ``principal`` may read it: every read (search, look-ups,
+        listings, suggestions, the API graph, prompts, sources and counts) sees only the
+        sources the caller may read (``access/sources.py``); writes are refused. One view
+        per set of readable sources is kept, with its own derived data."""
+        if self._parent is not None:
+            return self._parent.reader(principal)
+        self._check_db()
+        if principal.operator:
+            return self
+        readable = readable_sources(principal, self._source_infos(), self.settings)
+        with self._readers_lock:
+            view = self._readers.pop(readable, None)
+            if view is None:
+                view = self._view(readable)
+            self._readers[readable] = view  # most recently used last
+            while len(self._readers) > READERS_CACHED:
+                self._readers.pop(next(iter(self._readers)))
+        return view
+
+    def _view(self, readable: frozenset[str]) -> KnowledgeBase:
+        view = object.__new__(KnowledgeBase)
+        view.__dict__.update(self.__dict__)
+        view._parent, view._readable = self, readable
+        view.visible = cast(Store, VisibleStore(self.store, readable))
+        view._configure(self.settings)
+        return view
+
+    @property
+    def readable(self) -> frozenset[str] | None:
+        """The sources this view may read; None: every source (not a caller's view)."""
+        return self._readable
+
+    def _operator_only(self) -> None:
+        if self._parent is not None:
+            raise Forbidden("changing the index needs the operator (admin)")
+
+    def _source_infos(self) -> list[SourceInfo]:
+        return self._source_list.get()
 
     def _configure(self, settings: Settings) -> None:
         analyzer = Analyzer(load_synonyms(settings.synonyms, settings.default_synonyms))
@@ -102,19 +155,36 @@ class KnowledgeBase:
         self._graph: Refreshing[str, APIGraph] = Refreshing(
             self.visible.change_token, self._build_graph
         )
+        self._source_list: Refreshing[str, list[SourceInfo]] = Refreshing(
+            self.store.change_token, lambda _: self.store.sources()
+        )
         self._sources: Refreshing[str, frozenset[str]] = Refreshing(
             self.store.change_token,
-            lambda _: frozenset(i.source.name for i in self.store.sources()),
+            lambda _: frozenset(
+                i.source.name
+                for i in self._source_infos()
+                if self._readable is None or i.source.name in self._readable
+            ),
         )
+        if self._parent is None:  # views are per settings: a reload makes new ones
+            self._readers: dict[frozenset[str], KnowledgeBase] = {}
+            self._readers_lock = threading.Lock()
 
     def _changed(self) -> None:
         """This process changed the index: derived data is rebuilt before the next read."""
         self.searcher.invalidate()
         self._graph.invalidate()
+        self._source_list.invalidate()
         self._sources.invalidate()
+        if self._parent is None:
+            with self._readers_lock:
+                for view in self._readers.values():
+                    view._changed()
 
     def _check_db(self) -> None:
         """Reopen the store when its database file was replaced (see ``ops/dbfile.py``)."""
+        if self._parent is not None:  # a view keeps its store for this call
+            return
         if not self._db_file.replaced():
             return
         with self._reopen:
@@ -289,6 +359,8 @@ class KnowledgeBase:
     # -------------------------------------------------------------- embeddings
     def embedder(self) -> Embedder | None:
         """The configured embedder, opened on first use; None for keyword-only."""
+        if self._parent is not None:
+            return self._parent.embedder()
         with self._embed_lock:
             if not self._embedder_opened:
                 self._embedder = _open_embedder(self.settings)
@@ -299,6 +371,8 @@ class KnowledgeBase:
     def embedder_missing(self) -> bool:
         """Whether the embedder was asked for and there is none (keyword-only by
         configuration); False while no search has needed it yet."""
+        if self._parent is not None:
+            return self._parent.embedder_missing
         return self._embedder_opened and self._embedder is None
 
     def embedder_configured(self) -> bool:
@@ -424,7 +498,16 @@ class KnowledgeBase:
                 reports.append(self.ingest_python_cli(target, name, program=program))
             else:
                 reports.append(self.ingest(path, name, progress, loader=loader))
+            self._record_groups(name, table)
         return reports
+
+    def _record_groups(self, name: str, table: Mapping[str, Any]) -> None:
+        """Store the reader groups the settings file gives a source (so every server on
+        the index, and ``groundkb sources``, agree with the file)."""
+        groups, _ = table_access(table, f"[[sources]] {name}")
+        found = next((i.source for i in self.store.sources() if i.source.name == name), None)
+        if groups is not None and found is not None and found.groups != groups:
+            self.store.put_source(dataclasses.replace(found, groups=groups))
 
     def refresh_source(self, source: str, progress: Progress | None = None) -> IngestReport:
         """Re-ingest one source: from its ``[[sources]]`` table when the settings file
@@ -466,6 +549,10 @@ class KnowledgeBase:
         return True
 
     def validate(self, sources: Sequence[str] = ()) -> list[Problem]:
+        self._operator_only()
+        return self._validate(sources)
+
+    def _validate(self, sources: Sequence[str] = ()) -> list[Problem]:
         """Problems authors should fix: dangling related ids, operations without
         summaries, commands without examples, duplicate commands and endpoints."""
         from .ingest.validate import validate_store
@@ -669,12 +756,31 @@ class KnowledgeBase:
         return self.visible.list_documents(make_filters(type, category, source), limit, offset)
 
     def sources(self) -> list[SourceInfo]:
+        """Every source, or in a caller's view the sources the caller may read."""
         self._check_db()
-        return self.store.sources()
+        if self._readable is None:
+            return self.store.sources()
+        return [i for i in self._source_infos() if i.source.name in self._readable]
 
     def stats(self) -> Stats:
+        """Index statistics; in a caller's view counted over the readable sources only
+        (and without the file's path and size)."""
         self._check_db()
-        return self.store.stats()
+        if self._readable is None:
+            return self.store.stats()
+        whole = self.store.stats()
+        infos = self.sources()
+        by_type = {t: self.visible.count_documents(Filters(types=(t,))) for t in DOC_TYPES}
+        return Stats(
+            path="",
+            backend=whole.backend,
+            schema_version=whole.schema_version,
+            documents=sum(i.documents for i in infos),
+            chunks=sum(i.chunks for i in infos),
+            sources=len(infos),
+            by_type={t: n for t, n in by_type.items() if n},
+            size_bytes=0,
+        )
 
 
 def _tuple(value: str | Sequence[str] | None, name: str) -> tuple[str, ...]:
@@ -716,10 +822,11 @@ def _source_plan(n: int, table: Any, base: Path) -> tuple[str, str, str, str | N
 
     if url is not None and not is_url(url):
         raise ConfigError(f"{where} ({name}): 'url' must be an http(s) URL")
-    known = {"name", "path", "python", "loader", "program", "groups", "url", *CRAWL_KEYS}
-    unknown = set(table) - known
+    known = {"name", "path", "python", "loader", "program", "url", *CRAWL_KEYS}
+    unknown = set(table) - known - {"groups", "capability_env"}
     if unknown:
         raise ConfigError(f"{where} ({name}): unknown key {sorted(unknown)[0]!r}")
+    table_access(table, f"{where} ({name})")
     loader, program = table.get("loader"), table.get("program")
     for key, value in (
         ("path", path),

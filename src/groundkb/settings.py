@@ -200,6 +200,52 @@ SETTINGS: tuple[Setting, ...] = (
         "Bearer token for HTTP admin actions (sync, delete, enable); '' = admin off.",
         secret=True,
     ),
+    Setting(
+        "auth_tokens_file",
+        str,
+        "",
+        "HTTP callers: TOML file of bearer tokens (sha256) with user and groups; docs/access.md.",
+        trusted=True,
+    ),
+    Setting("auth_jwt_issuer", str, "", "HTTP callers: JWT issuer (iss) to accept.", trusted=True),
+    Setting(
+        "auth_jwt_audience",
+        str,
+        "",
+        "JWT audience (aud) this server accepts ('' = its public URL + /mcp).",
+        trusted=True,
+    ),
+    Setting(
+        "auth_jwt_jwks",
+        str,
+        "",
+        "JWT signing keys: a JWKS URL, or a JWKS/PEM file.",
+        trusted=True,
+    ),
+    Setting("auth_jwt_groups_claim", str, "groups", "JWT claim with the caller's groups."),
+    Setting(
+        "public_url",
+        str,
+        "",
+        "The server's URL as clients reach it ('' = from host and port); names the resource.",
+    ),
+    Setting(
+        "local_user",
+        str,
+        "",
+        "Who stdio and CLI reads run as ('' = the operator: every source).",
+        trusted=True,
+    ),
+    Setting("local_groups", str, "", "Groups of local_user (comma-separated).", trusted=True),
+    Setting("admin_group", str, "admin", "Group that reads every source and may administer."),
+    Setting("audit_log", str, "off", "Access audit log (JSON lines): off, stderr or a file path."),
+    Setting(
+        "rag_registry",
+        str,
+        "",
+        "Registry of remote knowledge servers ('' = rag-mcp.json search order).",
+        trusted=True,
+    ),
     Setting("fallback_p95_ms", float, 500.0, "Fall back to keyword when p95 latency exceeds it."),
     Setting("fallback_error_rate", float, 0.05, "Fall back to keyword above this error rate."),
     Setting("fallback_window_s", float, 300.0, "Sliding window of those two checks (seconds)."),
@@ -282,6 +328,17 @@ class Settings:
     glossary_categories: str = "concepts,glossary"
     tool_max_tokens: int = 18000
     admin_token: str = dataclasses.field(default="", repr=False)
+    auth_tokens_file: str = ""
+    auth_jwt_issuer: str = ""
+    auth_jwt_audience: str = ""
+    auth_jwt_jwks: str = ""
+    auth_jwt_groups_claim: str = "groups"
+    public_url: str = ""
+    local_user: str = ""
+    local_groups: str = ""
+    admin_group: str = "admin"
+    audit_log: str = "off"
+    rag_registry: str = ""
     fallback_p95_ms: float = 500.0
     fallback_error_rate: float = 0.05
     fallback_window_s: float = 300.0
@@ -374,7 +431,7 @@ def load_settings(
                     f"GROUNDKB_{key.upper()} instead, or trust the file with --config {path}"
                 )
             values[key] = _coerce(key, value)
-        for key in ("db", "synonyms", "prompt_templates"):  # relative to the file
+        for key in ("db", "synonyms", "prompt_templates", "auth_tokens_file", "rag_registry"):
             value = values.get(key)
             if value and "://" not in value and not Path(value).is_absolute():
                 values[key] = str(path.parent / values[key])

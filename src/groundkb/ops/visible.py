@@ -19,10 +19,15 @@ rank. A word that only a hidden source contains therefore still counts as a word
 index knows: it is not typo-corrected, and a ``no_match`` does not name it among the
 words the knowledge base never mentions.
 
-Access control narrows the same way: the allowed set becomes the sources the caller may
-read minus the disabled ones. What is built in memory from this view (the searcher's
-derived data, the API graph) is then per allowed set; today there is one, cached per
-change token.
+Access control narrows the same way: a view made for a caller (``readable``) allows
+the sources the caller may read minus the disabled ones. What is built in memory from
+such a view (the searcher's derived data, the API graph) is per view, and the knowledge
+base keeps one view per set of readable sources (``KnowledgeBase.reader``). A caller's
+view also answers ``term_stats`` for its own sources: a word that only sources the caller
+may not read contain has frequency 0 there, so it is typo-corrected, named among the
+words the knowledge base never mentions, and never hinted at. The index-wide totals
+(chunk count, average length) and the BM25 statistics the store applies inside its
+keyword query stay whole: scores are comparable across callers.
 
 A disabled source keeps its documents, chunks and vectors (nothing is re-ingested when
 it is enabled again). The set is one application value of the store's meta
@@ -41,7 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from ..models import Chunk, Document, Filters
@@ -52,6 +57,7 @@ from ..store.base import (
     KeywordQuery,
     SimilarTerm,
     Store,
+    TermStats,
     read_disabled,
     write_disabled,
 )
@@ -82,8 +88,9 @@ class VisibleStore:
     """The store as reads see it: only sources that are not disabled (module doc).
     Methods it does not define go to the store unchanged."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, readable: frozenset[str] | None = None) -> None:
         self._store = store
+        self._readable = readable  # None: every source (no access control)
         self._lock = threading.Lock()
         self._view: _View | None = None
 
@@ -100,6 +107,8 @@ class VisibleStore:
             if disabled:
                 names = {i.source.name for i in self._store.sources()}
                 allowed = frozenset(names - disabled)
+            if self._readable is not None:
+                allowed = (self._readable if allowed is None else allowed) - disabled
             view = _View(token, disabled, allowed)
             with self._lock:
                 self._view = view
@@ -126,7 +135,25 @@ class VisibleStore:
         ``check=False``, as of the latest check (no store read)."""
         return narrow(filters, (self._current() if check else self._latest()).allowed)
 
+    @property
+    def restricted(self) -> bool:
+        """Whether this is a caller's view (access control), not the whole index."""
+        return self._readable is not None
+
     # ------------------------------------------------------------------ reads
+    def term_stats(self, terms: Collection[str]) -> TermStats:
+        """The store's statistics; in a caller's view a term no readable source contains
+        has frequency 0 (module doc)."""
+        stats = self._store.term_stats(terms)
+        if self._readable is None or not terms:
+            return stats
+        filters = self.narrow(Filters(), check=False)
+        df = {
+            t: n if n and filters is not None and self._store.similar_terms(t, 0, filters) else 0
+            for t, n in stats.df.items()
+        }
+        return dataclasses.replace(stats, df=df)
+
     def keyword_candidates(self, query: KeywordQuery) -> list[KeywordMatch]:
         filters = self.narrow(query.filters, check=False)
         if filters is None:

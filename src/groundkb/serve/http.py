@@ -43,10 +43,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
-from ..errors import Forbidden, GroundKBError, NotFound
+from ..access.principal import ANONYMOUS
+from ..errors import Forbidden, GroundKBError, NotFound, Unauthorized
+from ..ops import Caller
 from . import schemas_ops as o
 from .errors import as_error, http_body
-from .http_routes import context, mode_of, router
+from .http_routes import RequestContext, context, mode_of, router
+from .identity import HttpIdentity, http_identity
+from .startup import url_host
 
 if TYPE_CHECKING:
     from ..api import KnowledgeBase
@@ -87,13 +91,35 @@ def create_app(
     host: str = "127.0.0.1",
     overrides: dict[str, Any] | None = None,
     mcp: bool = True,
+    base_url: str | None = None,
 ) -> FastAPI:
-    """The whole HTTP app over ``kb`` (the caller owns ``kb`` and closes it)."""
+    """The whole HTTP app over ``kb`` (the caller owns ``kb`` and closes it).
+
+    ``base_url`` is where clients reach the server (the ``public_url`` setting wins); it
+    names the protected resource tokens must be issued for (``identity.py``).
+    """
+    identity = http_identity(kb.settings, base_url or f"http://{url_host(host)}:8765")
     server = None
     if mcp:
+        from mcp.server.auth.middleware.auth_context import get_access_token
+        from mcp.server.auth.settings import AuthSettings
+
         from .mcp import build_server
 
-        server = build_server(kb)
+        auth = None
+        if identity.verifier is not None:
+            issuer = kb.settings.auth_jwt_issuer.strip() or identity.base_url
+            auth = (
+                identity.verifier,
+                AuthSettings(
+                    issuer_url=issuer,  # type: ignore[arg-type]
+                    resource_server_url=identity.resource,  # type: ignore[arg-type]
+                    validate_token_resource=True,
+                ),
+            )
+        server = build_server(
+            kb, principal=lambda: identity.principal(get_access_token()), auth=auth
+        )
         mcp_app = server.streamable_http_app(host=host)
 
     @contextlib.asynccontextmanager
@@ -113,6 +139,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.kb = kb
+    app.state.identity = identity
     app.state.overrides = dict(overrides or {})
     kb.ops.enable_metrics(kb)
     app.include_router(router)
@@ -149,7 +176,14 @@ def _pages(app: FastAPI) -> None:
     @app.get("/health", tags=["operations"], summary="Status, counts and retrieval mode")
     @app.get("/api/health", tags=["operations"], include_in_schema=False)
     async def health(request: Request) -> o.HealthOut:
-        ctx = context(request)
+        """Counts as the caller sees them; without a valid token, as an anonymous caller
+        (so a load balancer needs no token)."""
+        try:
+            ctx = await anyio.to_thread.run_sync(context, request)
+        except Unauthorized:
+            kb: KnowledgeBase = request.app.state.kb
+            view = await anyio.to_thread.run_sync(kb.reader, ANONYMOUS)
+            ctx = RequestContext(view, Caller(shell="rest"), ANONYMOUS, "health")
 
         def run() -> o.HealthOut:
             st = ctx.kb.stats()
@@ -165,7 +199,7 @@ def _pages(app: FastAPI) -> None:
     ) -> o.SeriesOut:
         """Per time bucket: searches, p50/p95 latency, no-match and clarify rates, errors
         and fallbacks; with a summary over the mode controller's window."""
-        ctx = context(request)
+        ctx = await anyio.to_thread.run_sync(context, request)
         ops = ctx.kb.ops
 
         def run() -> o.SeriesOut:
@@ -252,20 +286,28 @@ def serve_http(settings: Settings, *, host: str, sock: socket.socket) -> None:
     """Print the banner and serve on ``sock`` (see ``startup.bind``) until interrupted."""
     import uvicorn
 
-    from .startup import configure_logging, opened, print_banner, url_host
+    from .startup import configure_logging, opened, print_banner
 
     configure_logging(settings)
     try:
         with opened(settings) as kb:
-            app = create_app(kb, host=host, overrides=_overrides(settings))
             base = f"http://{url_host(host)}:{sock.getsockname()[1]}"
+            app = create_app(kb, host=host, overrides=_overrides(settings), base_url=base)
             admin = "on (Bearer admin_token)" if settings.admin_token else "off (no admin_token)"
+            identity: HttpIdentity = app.state.identity
+            callers = (
+                f"bearer tokens ({identity.resource})"
+                if identity.verifier is not None
+                else "anonymous (no token verifier: sources without groups only)"
+            )
             urls = [
                 ("console", f"{base}/"),
                 ("REST API", f"{base}/api  (docs {base}/docs)"),
                 ("MCP", f"{base}/mcp"),
                 ("metrics", f"{base}/metrics"),
                 ("admin", admin),
+                ("callers", callers),
+                ("audit log", settings.audit_log),
             ]
             print_banner(kb, urls)
             config = uvicorn.Config(

@@ -5,11 +5,13 @@ runs one core call in a worker thread (the core is synchronous) and returns a mo
 ``schemas.py``. Errors are raised as they are and rendered by the app's one error
 handler (``http.py``).
 
-Read routes are open, as the MCP endpoint is: the server listens on loopback unless
-told otherwise. Admin routes (sync, delete, enable/disable a source, reload, the
-keyword kill switch) need ``Authorization: Bearer <admin_token>``; with no
-``admin_token`` configured they are refused (403). The request context is where a
-signed-in user will be threaded through to the core once access control exists.
+Who calls is decided by the server (``identity.py``): with a token verifier configured
+every route but health needs ``Authorization: Bearer <token>``, and a caller reads only
+the sources their groups allow (``KnowledgeBase.reader``); without one, callers are
+anonymous and read the sources that have no groups. Admin routes (sync, delete,
+enable/disable a source, reload, the keyword kill switch) need the ``admin_token`` or a
+caller in the ``admin_group``; with neither configured they are refused (403). Every
+request is one line of the audit log.
 """
 
 from __future__ import annotations
@@ -22,21 +24,28 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
 from fastapi import APIRouter, Depends, Path, Query, Request
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import HTTPBearer
 
 from .. import bounds
-from ..errors import Forbidden, Unauthorized
+from ..access import audit
+from ..access.principal import Principal
+from ..errors import Forbidden, GroundKBError, Unauthorized
 from ..ops import Caller, calling
 from ..settings import SECRET_SETTINGS, SETTINGS, load_settings
 from . import schemas as s
 from . import schemas_ops as o
+from .identity import HttpIdentity
 from .startup import retrieval_state
 
 if TYPE_CHECKING:
     from ..api import KnowledgeBase
 
 T = TypeVar("T")
-_bearer = HTTPBearer(auto_error=False, description="The server's admin_token.")
+_bearer = HTTPBearer(
+    auto_error=False,
+    description="A caller's token (with a token verifier), or the server's admin_token.",
+)
+_TOKEN_PARAMS = {"access_token", "token", "bearer", "api_key", "apikey", "auth"}
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": o.ErrorBody, "description": "Invalid input ([invalid_input] ...)."},
     404: {"model": o.ErrorBody, "description": "Not found."},
@@ -50,47 +59,111 @@ ADMIN_ERRORS: dict[int | str, dict[str, Any]] = {
 
 @dataclass(frozen=True, slots=True)
 class RequestContext:
-    """One request: the knowledge base and the caller (a user, once there are users)."""
+    """One request: the caller, and the knowledge base as that caller may read it
+    (``kb``, their view; the operator's whole index for admin routes)."""
 
     kb: KnowledgeBase
     caller: Caller
+    principal: Principal
+    action: str = "http"
+    request: str = ""  # method, path and query, for the audit line (redacted there)
     admin: bool = False
 
     async def run(self, fn: Callable[[], T]) -> T:
-        """Run a core call in a worker thread, as this caller."""
+        """Run a core call in a worker thread, as this caller, audited."""
+        return await anyio.to_thread.run_sync(self.call, fn)
 
-        def call() -> T:
+    def call(self, fn: Callable[[], T]) -> T:
+        outcome = "ok"
+        try:
             with calling(self.caller):
                 return fn()
+        except BaseException as exc:
+            outcome = exc.code if isinstance(exc, GroundKBError) else "internal_error"
+            raise
+        finally:
+            audit.record(
+                self.action,
+                self.principal,
+                shell="rest",
+                allowed=self.kb.readable,
+                outcome=outcome,
+                request=self.request,
+            )
 
-        return await anyio.to_thread.run_sync(call)
+
+def caller_of(request: Request) -> Principal:
+    """Who sent ``request``: its bearer token checked by the server's verifier
+    (``identity.py``); Unauthorized when a verifier is configured and the token is
+    missing or not valid here."""
+    identity: HttpIdentity = request.app.state.identity
+    in_url = any(k.lower() in _TOKEN_PARAMS for k in request.query_params)
+    return identity.from_header(request.headers.get("authorization"), in_url)
+
+
+def _describe(request: Request) -> tuple[str, str]:
+    route = request.scope.get("route")
+    query = f"?{request.url.query}" if request.url.query else ""
+    return getattr(route, "name", "") or "http", f"{request.method} {request.url.path}{query}"
 
 
 def context(request: Request) -> RequestContext:
     kb: KnowledgeBase = request.app.state.kb
-    return RequestContext(kb, Caller(shell="rest"))
+    admin = _admin_token(request, kb)
+    principal = admin or caller_of(request)
+    action, line = _describe(request)
+    return RequestContext(
+        kb.reader(principal), Caller(shell="rest", user=principal.user), principal, action, line
+    )
 
 
-def admin_context(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> RequestContext:
+def admin_context(request: Request) -> RequestContext:
+    """The operator's context for admin routes: the ``admin_token``, or (with a token
+    verifier) a caller in the ``admin_group``."""
     kb: KnowledgeBase = request.app.state.kb
+    identity: HttpIdentity = request.app.state.identity
+    action, line = _describe(request)
+    given = (request.headers.get("authorization") or "").partition(" ")[2]
     token = kb.settings.admin_token
-    if not token:
+    if admin := _admin_token(request, kb):
+        return RequestContext(kb, Caller(shell="rest", user="admin"), admin, action, line, True)
+    if identity.verifier is not None and given:
+        principal = caller_of(request)
+        if kb.settings.admin_group in principal.groups:
+            admin = dataclasses.replace(principal, operator=True)
+            return RequestContext(
+                kb, Caller(shell="rest", user=principal.user), admin, action, line, True
+            )
+        raise Forbidden(f"admin actions need the {kb.settings.admin_group!r} group")
+    if not token and identity.verifier is None:
         raise Forbidden(
             "admin actions are off: set admin_token (or GROUNDKB_ADMIN_TOKEN) and restart"
         )
-    given = credentials.credentials if credentials is not None else ""
-    if not given or not hmac.compare_digest(given.encode(), token.encode()):
-        raise Unauthorized("admin actions need the header Authorization: Bearer <admin_token>")
-    return RequestContext(kb, Caller(shell="rest", user="admin"), admin=True)
+    raise Unauthorized("admin actions need the header Authorization: Bearer <admin token>")
+
+
+def _admin_token(request: Request, kb: KnowledgeBase) -> Principal | None:
+    """The operator, when the request carries the configured ``admin_token``."""
+    scheme, _, given = (request.headers.get("authorization") or "").partition(" ")
+    token = kb.settings.admin_token
+    if token and scheme.lower() == "bearer" and hmac.compare_digest(given.encode(), token.encode()):
+        return Principal("admin", frozenset({kb.settings.admin_group}), operator=True, via="admin")
+    return None
+
+
+def settings_context(request: Request) -> RequestContext:
+    """Settings name files and URLs of the deployment: with a token verifier, for
+    admins only."""
+    identity: HttpIdentity = request.app.state.identity
+    return admin_context(request) if identity.verifier is not None else context(request)
 
 
 Ctx = Annotated[RequestContext, Depends(context)]
 Admin = Annotated[RequestContext, Depends(admin_context)]
+SettingsCtx = Annotated[RequestContext, Depends(settings_context)]
 SourceName = Annotated[str, Path(min_length=1, max_length=200, description="Source name.")]
-router = APIRouter(prefix="/api", responses=ERRORS)
+# the bearer scheme in the OpenAPI document (the contexts above read the header)
+router = APIRouter(prefix="/api", responses=ERRORS, dependencies=[Depends(_bearer)])
 
 
 # ------------------------------------------------------------------ search
@@ -287,7 +360,7 @@ async def stats(ctx: Ctx) -> o.StatsOut:
 
 
 @router.get("/settings", tags=["operations"], summary="The effective settings (read-only)")
-async def settings(ctx: Ctx) -> o.SettingsOut:
+async def settings(ctx: SettingsCtx) -> o.SettingsOut:
     """Every setting with its value and default; secrets show only whether they are set."""
     current = ctx.kb.settings
     out = []

@@ -18,11 +18,12 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Annotated, Any, TypeVar
 
-import anyio
 from mcp import MCPError
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import (
     ResourceError,
@@ -44,12 +45,14 @@ from mcp.types import (
 from pydantic import Field, ValidationError
 
 from .. import __version__, bounds
+from ..access.principal import Principal
 from ..answer.tooloutput import compact_search
 from ..api import KnowledgeBase
 from ..errors import NotFound
-from ..ops import Caller, calling
 from ..settings import Settings
 from .errors import as_error, tool_text
+from .gate import Gate
+from .identity import local_principal
 from .mcp_prompts import _prompt_tools, compact_json, fit_document, fit_search
 from .render import document_text
 from .schemas import (
@@ -113,14 +116,6 @@ def _compact(data: dict[str, Any]) -> CallToolResult:
     )
 
 
-def _in_thread(fn: Callable[[], T]) -> Callable[[], T]:
-    def run() -> T:
-        with calling(Caller(shell="mcp")):
-            return fn()
-
-    return run
-
-
 def _mapped(kb: KnowledgeBase, operation: str) -> Callable[[BaseException], ToolError]:
     def to_tool_error(exc: BaseException) -> ToolError:
         err = as_error(exc)
@@ -136,6 +131,7 @@ class _Server(MCPServer):
     documents as resources, a page at a time."""
 
     kb: KnowledgeBase | None = None
+    gate: Gate | None = None
 
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
@@ -162,20 +158,20 @@ class _Server(MCPServer):
     async def _handle_list_resources(  # the SDK's hook for resources/list (it has no paging)
         self, ctx: Any, params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
-        kb = self.kb
-        if kb is None:
+        gate = self.gate
+        if gate is None:
             return await super()._handle_list_resources(ctx, params)
         cursor = params.cursor if params is not None else None
         if cursor is not None and not (cursor.isdigit() and int(cursor) <= bounds.MAX_OFFSET):
             raise MCPError(INVALID_PARAMS, "[invalid_input] cursor: not one this server gave")
         offset = int(cursor or 0)
 
-        def page() -> list[Any]:
-            with calling(Caller(shell="mcp")):
-                return kb.list_documents(limit=RESOURCE_PAGE + 1, offset=offset)
-
         try:
-            docs = await anyio.to_thread.run_sync(page)
+            docs = await gate.run(
+                "list_resources",
+                lambda v: v.list_documents(limit=RESOURCE_PAGE + 1, offset=offset),
+                offset=offset,
+            )
         except Exception as exc:
             raise MCPError(INVALID_PARAMS, tool_text(exc)) from None
         more = len(docs) > RESOURCE_PAGE
@@ -205,22 +201,47 @@ class _Server(MCPServer):
             raise ToolError(tool_text(cause)) from cause
 
 
-def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
-    """An MCP server exposing ``kb``; the caller owns ``kb`` and closes it."""
-    server = _Server(name, instructions=INSTRUCTIONS, version=__version__)
-    server.kb = kb
+def build_server(
+    kb: KnowledgeBase,
+    name: str = "groundkb",
+    *,
+    principal: Callable[[], Principal] | None = None,
+    auth: tuple[TokenVerifier, AuthSettings] | None = None,
+) -> MCPServer:
+    """An MCP server exposing ``kb``; the caller owns ``kb`` and closes it.
+
+    ``principal`` says who the current request is (default: the configured local user,
+    as on stdio, read at each call so a reload applies); ``auth`` makes the HTTP endpoint
+    a protected resource (``serve/identity.py``).
+    """
+    verifier, auth_settings = auth if auth is not None else (None, None)
+    server = _Server(
+        name,
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        token_verifier=verifier,
+        auth=auth_settings,
+    )
+    gate = Gate(kb, "mcp", principal or (lambda: local_principal(kb.settings)))
+    server.kb, server.gate = kb, gate
     mcp: MCPServer = server
 
     def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register a read-only tool; its description is the docstring, dedented."""
         return mcp.tool(annotations=READ_ONLY, description=inspect.cleandoc(fn.__doc__ or ""))(fn)
 
-    async def _call(fn: Callable[[], T], operation: str = "") -> T:
-        """Run a core call in a worker thread; map every error to a tool error."""
+    async def _call(
+        fn: Callable[[KnowledgeBase], T],
+        operation: str,
+        sources: Collection[str] = (),
+        **details: Any,
+    ) -> T:
+        """Run a core call on the caller's view in a worker thread, audited; map every
+        error to a tool error."""
         try:
-            return await anyio.to_thread.run_sync(_in_thread(fn))
+            return await gate.run(operation, fn, sources=sources, **details)
         except Exception as exc:
-            raise _mapped(kb, operation or "mcp")(exc) from None
+            raise _mapped(kb, operation)(exc) from None
 
     @tool
     async def search_knowledge(
@@ -256,12 +277,14 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         """
         cap = max_tokens or kb.settings.tool_max_tokens
 
-        def run() -> dict[str, Any]:
-            found = kb.search(query, type=type, category=category, source=source, limit=limit)
+        def run(v: KnowledgeBase) -> dict[str, Any]:
+            found = v.search(query, type=type, category=category, source=source, limit=limit)
             data = compact_search(search_out(found).model_dump(mode="json"), explain)
             return fit_search(data, cap)
 
-        return _compact(await _call(run, "search_knowledge"))
+        return _compact(
+            await _call(run, "search_knowledge", [source] if source else (), query=query)
+        )
 
     @tool
     async def get_document(
@@ -289,11 +312,11 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         """
         cap = max_tokens or kb.settings.tool_max_tokens
 
-        def run() -> dict[str, Any]:
-            doc = document_out(kb.get(id))
+        def run(v: KnowledgeBase) -> dict[str, Any]:
+            doc = document_out(v.get(id))
             return fit_document(doc.model_dump(mode="json"), cap, offset)
 
-        return _compact(await _call(run, "get_document"))
+        return _compact(await _call(run, "get_document", doc_id=id))
 
     @tool
     async def get_command(
@@ -314,7 +337,12 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         found=false means no such command exists: never run or present a command this
         tool did not return; offer the did-you-mean suggestions instead.
         """
-        found = await _call(lambda: kb.lookup_command(command, source=source), "get_command")
+        found = await _call(
+            lambda v: v.lookup_command(command, source=source),
+            "get_command",
+            [source] if source else (),
+            command=command,
+        )
         return command_lookup_out(found)
 
     @tool
@@ -332,7 +360,7 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
     ) -> CommandsOut:
         """List the documented CLI commands, a page at a time."""
         docs, total = await _call(
-            lambda: kb.list_commands(category, limit=limit, offset=offset), "list_commands"
+            lambda v: v.list_commands(category, limit=limit, offset=offset), "list_commands"
         )
         return commands_out(docs, total, offset)
 
@@ -353,12 +381,12 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         """Look up an API operation by path (exact, template such as /users/123 for
         /users/{id}, or without a version prefix), with its related operations."""
 
-        def lookup() -> tuple[Any, Any]:
-            found = kb.get_api_endpoint(path, method)
-            op = kb.get(found.endpoints[0].doc_id) if len(found.endpoints) == 1 else None
+        def lookup(v: KnowledgeBase) -> tuple[Any, Any]:
+            found = v.get_api_endpoint(path, method)
+            op = v.get(found.endpoints[0].doc_id) if len(found.endpoints) == 1 else None
             return found, op
 
-        found, op = await _call(lookup, "get_api_endpoint")
+        found, op = await _call(lookup, "get_api_endpoint", path=path)
         return lookup_out(found, op)
 
     @tool
@@ -381,12 +409,14 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
         ] = None,
     ) -> EndpointsOut:
         """Find the API operations on a resource, e.g. ('location', 'create') → POST /locations."""
-        found = await _call(lambda: kb.find_endpoints(resource, operation), "find_endpoints")
+        found = await _call(
+            lambda v: v.find_endpoints(resource, operation), "find_endpoints", resource=resource
+        )
         return EndpointsOut(
             resource=resource, operation=operation, endpoints=[endpoint_out(e) for e in found]
         )
 
-    _prompt_tools(mcp, kb)
+    _prompt_tools(mcp, kb, gate)
 
     @mcp.resource(
         "kb://docs/{+doc_id}",
@@ -398,7 +428,7 @@ def build_server(kb: KnowledgeBase, name: str = "groundkb") -> MCPServer:
     )
     async def document_resource(doc_id: str) -> str:
         try:
-            doc = await anyio.to_thread.run_sync(_in_thread(lambda: kb.get(doc_id)))
+            doc = await gate.run("read_resource", lambda v: v.get(doc_id), doc_id=doc_id)
         except Exception as exc:
             err = as_error(exc)
             kb.ops.error("read_resource", err.code)

@@ -18,7 +18,6 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio
 from mcp import MCPError
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -33,6 +32,7 @@ from .schemas import Format, Grounding, MessageIn, PromptOut, prompt_out
 if TYPE_CHECKING:
     from ..answer import BuiltPrompt, PromptTemplate
     from ..api import KnowledgeBase
+    from .gate import Gate
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ can be audited. On no_match the prompt tells the model to say it does not know; 
 it carries the options to ask about."""
 
 
-def _prompt_tools(mcp: MCPServer, kb: KnowledgeBase) -> None:
+def _prompt_tools(mcp: MCPServer, kb: KnowledgeBase, gate: Gate) -> None:
     """Register the ``build_prompt`` tool and one MCP prompt per template."""
 
     @mcp.tool(annotations=READ_ONLY, description=inspect.cleandoc(_BUILD_PROMPT_DOC))
@@ -84,8 +84,8 @@ def _prompt_tools(mcp: MCPServer, kb: KnowledgeBase) -> None:
     ) -> Annotated[CallToolResult, PromptOut]:
         chosen: int | dict[str, int] | None = part_budgets if part_budgets else budget
 
-        def run() -> BuiltPrompt:
-            return kb.build_prompt(
+        def run(v: KnowledgeBase) -> BuiltPrompt:
+            return v.build_prompt(
                 question,
                 template=template,
                 grounding=grounding,
@@ -97,7 +97,7 @@ def _prompt_tools(mcp: MCPServer, kb: KnowledgeBase) -> None:
             )
 
         try:
-            built = await anyio.to_thread.run_sync(run)
+            built = await gate.run("build_prompt", run, query=question)
         except Exception as exc:
             raise ToolError(tool_text(exc)) from None
         data = prompt_out(built).model_dump(mode="json")
@@ -113,10 +113,10 @@ def _prompt_tools(mcp: MCPServer, kb: KnowledgeBase) -> None:
         log.warning("no MCP prompts: %s", exc.message)
         return
     for tpl in templates:
-        _register_prompt(mcp, kb, tpl)
+        _register_prompt(mcp, gate, tpl)
 
 
-def _register_prompt(mcp: MCPServer, kb: KnowledgeBase, tpl: PromptTemplate) -> None:
+def _register_prompt(mcp: MCPServer, gate: Gate, tpl: PromptTemplate) -> None:
     template_id = tpl.id
 
     async def render(
@@ -133,8 +133,8 @@ def _register_prompt(mcp: MCPServer, kb: KnowledgeBase, tpl: PromptTemplate) -> 
     ) -> str:
         from ..answer import parse_budget
 
-        def run() -> BuiltPrompt:
-            return kb.build_prompt(
+        def run(v: KnowledgeBase) -> BuiltPrompt:
+            return v.build_prompt(
                 question,
                 template=template_id,
                 grounding=grounding or None,
@@ -143,7 +143,7 @@ def _register_prompt(mcp: MCPServer, kb: KnowledgeBase, tpl: PromptTemplate) -> 
             )
 
         try:
-            built = await anyio.to_thread.run_sync(run)
+            built = await gate.run("get_prompt", run, query=question, template=template_id)
         except Exception as exc:
             err = as_error(exc)
             code = INTERNAL_ERROR if isinstance(err, InternalError) else INVALID_PARAMS

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ..access import audit
 from ..errors import ConfigError
 from ..ops import querylog
 from ..ops.querylog import RedactingFormatter
@@ -36,14 +37,23 @@ def configure_logging(settings: Settings) -> None:
     stderr = logging.StreamHandler(sys.stderr)  # secrets redacted, tracebacks included
     stderr.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=settings.log_level.upper(), handlers=[stderr], force=True)
-    qlog = logging.getLogger(querylog.LOGGER_NAME)
-    for h in [h for h in qlog.handlers if h.get_name() == _QUERY_HANDLER]:
-        qlog.removeHandler(h)
+    _route(querylog.LOGGER_NAME, settings.query_log, "query_log")
+    _route(audit.LOGGER_NAME, settings.audit_log, "audit_log")
+    for secret in (settings.admin_token,):
+        querylog.add_secret(secret)
+
+
+def _route(logger_name: str, target: str, setting: str) -> None:
+    """Send one JSON-lines logger (query log, audit log) to stderr, a file, or nowhere."""
+    logger = logging.getLogger(logger_name)
+    name = f"groundkb-{setting}"
+    for h in [h for h in logger.handlers if h.get_name() == name]:
+        logger.removeHandler(h)
         h.close()
-    target = settings.query_log.strip()
-    qlog.propagate = False
+    target = target.strip()
+    logger.propagate = False
     if target.lower() in ("off", "none", "", "false", "0"):
-        qlog.setLevel(logging.CRITICAL)
+        logger.setLevel(logging.CRITICAL)
         return
     handler: logging.Handler
     if target.lower() == "stderr":
@@ -52,13 +62,11 @@ def configure_logging(settings: Settings) -> None:
         try:
             handler = logging.FileHandler(target, encoding="utf-8")
         except OSError as exc:
-            raise ConfigError(f"query_log: cannot write {target}: {exc.strerror}") from exc
-    handler.set_name(_QUERY_HANDLER)
+            raise ConfigError(f"{setting}: cannot write {target}: {exc.strerror}") from exc
+    handler.set_name(name)
     handler.setFormatter(logging.Formatter("%(message)s"))
-    qlog.addHandler(handler)
-    qlog.setLevel(logging.INFO)
-    if settings.admin_token:
-        querylog.add_secret(settings.admin_token)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
 
 
 @contextlib.contextmanager

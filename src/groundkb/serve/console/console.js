@@ -36,7 +36,9 @@ function token() { return sessionStorage.getItem("groundkb-admin-token") || ""; 
 
 async function api(path, options = {}) {
   const headers = { Accept: "application/json", ...(options.headers || {}) };
-  if (options.admin) headers.Authorization = "Bearer " + token();
+  // the token goes with every request: a caller's own token (servers with access
+  // control), or the admin token (admin actions)
+  if (options.admin || token()) headers.Authorization = "Bearer " + token();
   if (options.body !== undefined) headers["Content-Type"] = "application/json";
   const res = await fetch(path, {
     method: options.method || "GET",
@@ -231,8 +233,8 @@ function adminBox(status) {
   return h("form", { class: "admin", onsubmit: (ev) => {
     ev.preventDefault();
     sessionStorage.setItem("groundkb-admin-token", input.value);
-    say(status, input.value ? "Admin token kept for this tab." : "Admin token cleared.");
-  } }, h("label", {}, "Admin token (admin actions)", input),
+    say(status, input.value ? "Token kept for this tab." : "Token cleared.");
+  } }, h("label", {}, "Token: your access token, or the admin token (admin actions)", input),
     h("button", { type: "submit", class: "secondary" }, "Use token"));
 }
 
