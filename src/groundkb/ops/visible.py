@@ -108,7 +108,7 @@ class VisibleStore:
                 names = {i.source.name for i in self._store.sources()}
                 allowed = frozenset(names - disabled)
             if self._readable is not None:
-                allowed = (self._readable if allowed is None else allowed) - disabled
+                allowed = self._readable - disabled if allowed is None else allowed & self._readable
             view = _View(token, disabled, allowed)
             with self._lock:
                 self._view = view

@@ -307,7 +307,7 @@ def serve_http(settings: Settings, *, host: str, sock: socket.socket) -> None:
                 ("metrics", f"{base}/metrics"),
                 ("admin", admin),
                 ("callers", callers),
-                ("audit log", settings.audit_log),
+                ("audit", settings.audit_log),
             ]
             print_banner(kb, urls)
             config = uvicorn.Config(

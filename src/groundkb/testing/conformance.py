@@ -296,6 +296,37 @@ class StoreConformance:
         assert view.allowed() is None and view.count_documents(Filters()) == 31
         assert len(view.keyword_candidates(query("gadget", limit=5))) == 5
 
+    def test_a_callers_view_reads_only_its_sources_and_their_words(
+        self, store: Store, other: Store
+    ) -> None:
+        """Access control: a view for a caller who may read ``s`` only narrows every read
+        inside the store's queries, and a word only ``t`` holds is unknown there
+        (document frequency 0), so neither a hit, a suggestion nor a word the knowledge
+        base "knows" betrays it. Disabling applies on top."""
+        from ..ops.visible import VisibleStore, write_disabled
+
+        store.set_embedder("test", 2)
+        store.write(*make_doc("s1", "gadget manual", source="s", title="Gadget"))
+        store.write(*make_doc("t1", "gadget zanzibar merger", source="t", title="Merger"))
+        store.put_vectors([("s1#0", unit(1, 1)), ("t1#0", unit(1, 0))])
+        view = VisibleStore(store, readable=frozenset({"s"}))
+        view.change_token()
+        assert view.restricted and view.allowed() == frozenset({"s"})
+        assert [m.doc_id for m in view.keyword_candidates(query("gadget", limit=5))] == ["s1"]
+        assert view.keyword_candidates(query("zanzibar", limit=5)) == []
+        assert [c for c, _ in view.nearest(unit(1, 0), Filters(), 3)] == ["s1#0"]
+        assert [d.id for d in view.documents(["t1", "s1"])] == ["s1"]
+        assert view.count_documents(Filters(sources=("t",))) == 0
+        assert view.similar_terms("zanzibr", 1) == []
+        stats = view.term_stats(["gadget", "zanzibar", "merger", "nowhere"])
+        assert stats.df == {"gadget": 2, "zanzibar": 0, "merger": 0, "nowhere": 0}
+        assert store.term_stats(["zanzibar"]).df["zanzibar"] == 1  # the index is whole
+        write_disabled(other, ["s"])
+        view.change_token()
+        assert view.allowed() == frozenset() and view.list_documents(Filters()) == []
+        assert view.term_stats(["gadget"]).df["gadget"] == 0
+        write_disabled(other, [])
+
     def test_type_and_category_filters_follow_document_updates(self, store: Store) -> None:
         store.write(*make_doc("a", "gadget", type="guide"))
         store.write(*make_doc("a", "gadget", type="command", category="cli"))
