@@ -93,4 +93,3 @@ def build(root: Path, **extra: str) -> KnowledgeBase:
     for report in kb.sync():
         assert report.ok, report.errors
     return kb
-

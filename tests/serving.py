@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import uvicorn
@@ -19,8 +19,16 @@ from groundkb.serve.startup import bind
 @contextlib.contextmanager
 def running(app: Any) -> Iterator[str]:
     """Serve ``app`` on 127.0.0.1 (a free port); yields the base URL."""
+    with running_at(lambda _base: app) as base:
+        yield base
+
+
+@contextlib.contextmanager
+def running_at(make_app: Callable[[str], Any]) -> Iterator[str]:
+    """Serve the app ``make_app(base_url)`` builds for the URL it will be reached at."""
     sock = bind("127.0.0.1", 0)
     port = sock.getsockname()[1]
+    app = make_app(f"http://127.0.0.1:{port}")
     server = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     )

@@ -40,7 +40,7 @@ from .models import (
 )
 from .ops import Operations
 from .ops.dbfile import FileWatch, sqlite_path
-from .ops.querylog import error_text
+from .ops.querylog import error_text, strip_credentials
 from .ops.visible import VisibleStore, read_disabled, write_disabled
 from .search.engine import Searcher
 from .search.refresh import Refreshing
@@ -592,10 +592,13 @@ class KnowledgeBase:
         stored source (the search then finds nothing there, as asked).
         """
         query = bounds.text(query, "query", None, required=False)  # blank: the engine says so
-        cut = ""
+        query, had_secret = strip_credentials(query)  # never searched, echoed or logged
+        cut = "a credential in the query was left out" if had_secret else ""
         if len(query.strip()) > bounds.MAX_QUERY_CHARS:
             query = query.strip()[: bounds.MAX_QUERY_CHARS]
-            cut = f"query cut to its first {bounds.MAX_QUERY_CHARS} characters"
+            cut = "; ".join(
+                n for n in (cut, f"query cut to its first {bounds.MAX_QUERY_CHARS} characters") if n
+            )
         if limit is not None:
             limit = bounds.integer(limit, "limit", *bounds.SEARCH_LIMIT)
         if mode is not None:

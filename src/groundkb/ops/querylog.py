@@ -49,7 +49,7 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)(\b(?:bearer|basic)\s+)((?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,})"),
 )
 _TOKENS = re.compile(
-    r"\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"\b(?:sk-[A-Za-z0-9_-]{16,}|gkb_[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
     r"|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
 )
@@ -86,6 +86,31 @@ def redact_spans(text: str) -> tuple[str, list[str]]:
     text = _TOKENS.sub(whole, text)
     text = _RANDOM.sub(whole, text)
     return text, removed
+
+
+def strip_credentials(text: str) -> tuple[str, bool]:
+    """``text`` without the credentials a person pasted into it (``key=value`` secrets,
+    bearer credentials, known token formats, configured secrets), and whether there
+    were any. Unlike :func:`redact` it keeps long random-looking words: a search for an
+    id or a hash must still work."""
+    removed: list[str] = []
+
+    def keep_key(m: re.Match[str]) -> str:
+        removed.append(m.group(2))
+        return m.group(1)
+
+    def whole(m: re.Match[str]) -> str:
+        removed.append(m.group(0))
+        return ""
+
+    for secret in sorted(_literal_secrets, key=len, reverse=True):
+        if secret in text:
+            removed.append(secret)
+            text = text.replace(secret, "")
+    for pattern in _PATTERNS:
+        text = pattern.sub(keep_key, text)
+    text = _TOKENS.sub(whole, text)
+    return " ".join(text.split()), bool(removed)
 
 
 def redact(text: str) -> str:

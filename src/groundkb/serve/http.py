@@ -43,7 +43,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
-from ..access.principal import ANONYMOUS
+from ..access import audit
+from ..access.principal import ANONYMOUS, Principal
 from ..errors import Forbidden, GroundKBError, NotFound, Unauthorized
 from ..ops import Caller
 from . import schemas_ops as o
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 CONSOLE = Path(__file__).parent / "console"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+UNAUTHENTICATED = Principal("(no valid token)", via="none")
 _HOST_NAMES = {"127.0.0.1", "localhost", "[::1]", "::1"}
 
 
@@ -148,6 +150,19 @@ def create_app(
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     if server is not None:
         app.router.routes.extend(mcp_app.routes)  # /mcp, with its own host checks
+    if identity.verifier is not None:
+        # as the SDK's own app does: every request's bearer token checked once (for the
+        # resource this server is), the caller kept for the MCP tools and the REST routes
+        from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+        from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+        from pydantic import AnyHttpUrl
+        from starlette.middleware.authentication import AuthenticationMiddleware
+
+        app.add_middleware(AuthContextMiddleware)
+        backend = BearerAuthBackend(
+            identity.verifier, resource_server_url=AnyHttpUrl(identity.resource)
+        )
+        app.add_middleware(AuthenticationMiddleware, backend=backend)
     if host in LOOPBACK:
         app.add_middleware(LoopbackOnly)
     return app
@@ -227,6 +242,16 @@ def _error_handlers(app: FastAPI) -> None:
         route = request.scope.get("route")
         operation = getattr(route, "name", "") or "http"
         request.app.state.kb.ops.error(operation, err.code)
+        if isinstance(err, Unauthorized | Forbidden):  # refused before any read: audited here
+            query = f"?{request.url.query}" if request.url.query else ""
+            audit.record(
+                operation,
+                UNAUTHENTICATED if isinstance(err, Unauthorized) else ANONYMOUS,
+                shell="rest",
+                allowed=frozenset(),
+                outcome=err.code,
+                request=f"{request.method} {request.url.path}{query}",
+            )
         status, body = http_body(err)
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
         return JSONResponse(body, status_code=status, headers=headers)

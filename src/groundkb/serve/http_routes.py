@@ -98,6 +98,9 @@ def caller_of(request: Request) -> Principal:
     missing or not valid here."""
     identity: HttpIdentity = request.app.state.identity
     in_url = any(k.lower() in _TOKEN_PARAMS for k in request.query_params)
+    verified = getattr(request.scope.get("user"), "access_token", None)  # the middleware's
+    if verified is not None and not in_url:
+        return identity.principal(verified)
     return identity.from_header(request.headers.get("authorization"), in_url)
 
 
