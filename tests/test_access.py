@@ -230,3 +230,27 @@ async def test_every_read_is_audited_with_what_was_allowed_and_denied(
     assert (read["action"], read["outcome"], read["denied"]) == (
         "get_document", "not_found", ["legal"]
     )  # fmt: skip
+
+
+# --------------------------------------------------------------- command line
+def test_operators_issue_tokens_and_check_who_reads_what(kb: KnowledgeBase, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from groundkb.access.tokens import StaticTokens
+    from groundkb.serve.cli import cli
+
+    config = ["--config", str(tmp_path / "groundkb.toml")]
+    runner = CliRunner()
+    out = runner.invoke(cli, [*config, "access", "-u", "bob", "-g", "staff", "--json"])
+    assert out.exit_code == 0, out.output
+    rows = {r["source"]: r["reads"] for r in json.loads(out.output)["sources"]}
+    assert rows == {"handbook": True, "legal": False, "platform": False}
+    tokens = tmp_path / "tokens.toml"
+    for user, groups in (("ann", "legal"), ("bob", "staff")):
+        args = ["token", "-u", user, "-g", groups, "--file", str(tokens)]
+        out = runner.invoke(cli, [*config, *args])
+        assert out.exit_code == 0, out.output
+    issued = [line.split()[-1] for line in out.output.splitlines() if "shown once" in line]
+    assert len(issued) == 1 and issued[0] not in tokens.read_text()  # only its sha256 is kept
+    found = StaticTokens(tokens, resource="http://127.0.0.1/mcp").verify(issued[0])
+    assert found is not None and found.subject == "bob"

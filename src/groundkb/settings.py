@@ -233,7 +233,7 @@ SETTINGS: tuple[Setting, ...] = (
         "local_user",
         str,
         "",
-        "Who stdio and CLI reads run as ('' = the operator: every source).",
+        "Who a stdio server's caller is ('' = the operator: every source).",
         trusted=True,
     ),
     Setting("local_groups", str, "", "Groups of local_user (comma-separated).", trusted=True),

@@ -869,3 +869,13 @@ def copy_cmd(ctx: click.Context, origin: str, target: str, quiet: bool) -> None:
 
 def main() -> None:
     cli(prog_name="groundkb")
+
+
+def _register() -> None:
+    from .cli_access import access, token
+
+    cli.add_command(token)
+    cli.add_command(access)
+
+
+_register()
