@@ -200,6 +200,7 @@ def test_planted_secrets_never_reach_logs_or_results(
         server.get("/api/search", query="vacation", access_token=server.tokens["root"]).text,
         server.get("/api/search", server.tokens["root"] + "x", query="vacation").text,
         server.get("/api/documents/vacation", bob, api_key=ADMIN_TOKEN).text,
+        server.get(f"/api/documents/{server.tokens['ann']}", bob).text,  # echoed in a 404
     ]
     audit = (tmp_path / "audit.jsonl").read_text()
     assert audit.count("\n") >= 3 and '"user":"bob"' in audit

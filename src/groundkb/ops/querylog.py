@@ -113,6 +113,16 @@ def strip_credentials(text: str) -> tuple[str, bool]:
     return " ".join(text.split()), bool(removed)
 
 
+def redact_credentials(text: str) -> str:
+    """``text`` with credentials replaced by ``[redacted]``, keeping long random-looking
+    words (paths, ids, hashes): for error messages, which name such things."""
+    for secret in sorted(_literal_secrets, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    for pattern in _PATTERNS:
+        text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
+    return _TOKENS.sub(REDACTED, text)
+
+
 def redact(text: str) -> str:
     """``text`` with anything that looks like a credential replaced by ``[redacted]``."""
     return redact_spans(text)[0]

@@ -94,19 +94,27 @@ def as_error(exc: BaseException) -> GroundKBError:
     return InternalError("internal error; the server log has the details")
 
 
+def _message(err: GroundKBError) -> str:
+    """The message a caller sees: credentials it may echo (a token passed as an id, a
+    secret in a URL) redacted."""
+    from ..ops.querylog import redact_credentials
+
+    return redact_credentials(err.message)
+
+
 def http_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
     """The HTTP status and JSON body of an error."""
     err = as_error(exc)
-    return err.status, {"error": err.to_dict()}
+    return err.status, {"error": {"code": err.code, "message": _message(err)}}
 
 
 def tool_text(exc: BaseException) -> str:
     """An MCP tool or resource error's text: ``[code] message``."""
     err = as_error(exc)
-    return f"[{err.code}] {err.message}"
+    return f"[{err.code}] {_message(err)}"
 
 
 def cli_line(exc: BaseException) -> str:
     """The CLI's one line on stderr: ``error [code]: message``."""
     err = as_error(exc)
-    return f"error [{err.code}]: {err.message}"
+    return f"error [{err.code}]: {_message(err)}"
