@@ -47,3 +47,21 @@ def test_migrate_reports_the_schema_version(tmp_path: Path) -> None:
     assert first.exit_code == 0 and "from version 0 to 2" in first.output
     again = CliRunner().invoke(cli, ["--db", db, "migrate"])
     assert again.exit_code == 0 and "current (version 2)" in again.output
+
+
+def test_token_totals_come_from_fts5s_record_or_else_a_scan() -> None:
+    """``term_stats`` reads FTS5's averages record (row count, then tokens per column);
+    a record that does not say what it should falls back to summing the vocabulary."""
+    from groundkb.store import sqlite_query
+
+    record = bytes([0x05, 0x81, 0x00, 0x00, 0x00, 0x00, 0x07])  # 5 rows; 128, 0, 0, 0, 7
+    assert sqlite_query._varints(record) == [5, 128, 0, 0, 0, 7]
+    assert sqlite_query._varints(bytes([0x81])) == []  # cut short
+
+    def query(sql: str, args: object) -> list[tuple[object, ...]]:
+        if "chunks_fts_data" in sql:
+            return [(record,)]
+        return [(999,)]  # the vocabulary's sum
+
+    assert sqlite_query._total_tokens(query, 5) == 135
+    assert sqlite_query._total_tokens(query, 6) == 999  # the record disagrees: scan

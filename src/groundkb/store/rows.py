@@ -101,6 +101,14 @@ def document(r: Sequence[Any]) -> Document:
     )
 
 
+def _strings(text: str | list[str]) -> tuple[str, ...]:
+    """A JSON list of strings (SQLite's text; PostgreSQL's driver gives a list already);
+    most are empty, which needs no parser (listing every document at start-up)."""
+    if isinstance(text, list):
+        return tuple(text)
+    return () if text == "[]" else tuple(json.loads(text))
+
+
 def summary(r: Sequence[Any]) -> DocSummary:
     """A DocSummary from (id, source, type, category, title, summary, keywords json,
     aliases json, command, uri, origin, operation_kind)."""
@@ -111,8 +119,8 @@ def summary(r: Sequence[Any]) -> DocSummary:
         r[3],
         r[4],
         r[5],
-        tuple(json.loads(r[6])),
-        tuple(json.loads(r[7])),
+        _strings(r[6]),
+        _strings(r[7]),
         r[8],
         r[9],
         r[10],

@@ -6,8 +6,8 @@ a time anyway); other processes open their own and read while one writes (WAL).
 
 - ``change_token`` is ``PRAGMA data_version`` (changes when another connection commits)
   with a counter of this connection's own commits: no write is needed to keep it.
-- Term statistics and the vocabulary for typo correction come from ``chunks_vocab``
-  (FTS5's own term table), loaded once per change token.
+- Term statistics come from FTS5 itself (its totals record, ``chunks_vocab`` look-ups
+  per term); the whole vocabulary, for typo correction, is loaded once per change token.
 - ``nearest`` multiplies a numpy matrix of every vector (``exact.py``), also built once
   per change token.
 - Both are rebuilt like the search engine's derived data (``search/refresh.py``): after
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..errors import Conflict, InvalidInput, StoreError
 from ..models import Chunk, Document, Filters, Source, SourceInfo, Stats
 from ..search.refresh import Refreshing
-from . import migrations, sqlite_vectors
+from . import migrations, sqlite_query, sqlite_vectors
 from .base import (
     FIELDS,
     DocSummary,
@@ -463,8 +463,11 @@ class SQLiteStore:
         return self._vocab.get()
 
     def term_stats(self, terms: Collection[str]) -> TermStats:
-        vocab = self._vocabulary()
-        return TermStats(vocab.chunks, vocab.avg_length, {t: vocab.df.get(t, 0) for t in terms})
+        # Read from FTS5 directly (its totals record and a term look-up each), not from
+        # the vocabulary: loading all of it costs a fresh process tens of milliseconds,
+        # and only typo correction needs it (``similar_terms``).
+        with self._snapshot():
+            return sqlite_query.term_stats(self._query, terms)
 
     def similar_terms(
         self, word: str, max_edits: int, filters: Filters = Filters()

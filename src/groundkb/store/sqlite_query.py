@@ -3,11 +3,11 @@ columns of a keyword match, and the vocabulary loaded from ``chunks_vocab``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from ..models import Filters
-from .base import FIELDS, KeywordMatch, SimilarTerm
+from .base import FIELDS, KeywordMatch, SimilarTerm, TermStats
 from .rows import summary
 
 Query = Callable[[str, Sequence[Any]], list[Any]]
@@ -59,6 +59,54 @@ def match_row(r: Sequence[Any], score: float) -> KeywordMatch:
         doc=summary(r[12:]),
         content_hash=r[11],
     )
+
+
+def term_stats(query: Query, terms: Collection[str]) -> TermStats:
+    """Chunk count, average length and the document frequency of each term, read in the
+    caller's snapshot without loading the vocabulary."""
+    chunks = int(query("SELECT count(*) FROM chunks", ())[0][0])
+    tokens = _total_tokens(query, chunks)
+    df = dict.fromkeys(terms, 0)
+    wanted = list(df)
+    for i in range(0, len(wanted), 500):
+        part = wanted[i : i + 500]
+        marks = ",".join("?" * len(part))
+        df.update(query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", part))
+    return TermStats(chunks, tokens / chunks if chunks else 1.0, df)
+
+
+def _total_tokens(query: Query, chunks: int) -> int:
+    """Tokens in every chunk, all fields: FTS5 keeps the totals in its "averages" record
+    (id 1 of the ``_data`` table: the row count, then one token count per column, as
+    varints), so reading it is one row instead of a scan of the vocabulary. The scan is
+    the fallback should the record not say what it should."""
+    rows = query("SELECT block FROM chunks_fts_data WHERE id = 1", ())
+    if rows and isinstance(rows[0][0], bytes):
+        numbers = _varints(rows[0][0])
+        if len(numbers) == 1 + len(FIELDS) and numbers[0] == chunks:
+            return sum(numbers[1:])
+    return int(query("SELECT coalesce(sum(cnt), 0) FROM chunks_vocab", ())[0][0])
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (big-endian, 7 bits a byte, the ninth byte whole), as FTS5 writes
+    them."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for k in range(9):
+            if i >= len(blob):  # cut short: not a record we know
+                return []
+            byte = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
 
 
 class Vocabulary:
