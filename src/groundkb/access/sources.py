@@ -26,7 +26,7 @@ from ..models import SourceInfo
 from ..settings import Settings
 from .principal import Principal
 
-READERS_CACHED = 64  # views (one per set of readable sources) a knowledge base keeps
+READERS_CACHED = 16  # views (one per set of readable sources) a knowledge base keeps
 
 
 @dataclass(frozen=True, slots=True)
