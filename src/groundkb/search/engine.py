@@ -85,6 +85,18 @@ class _Derived:
     filtered_commands: dict[Filters, CommandIndex] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """The per-query part of scoring (``Searcher._prepared``): per clause its
+    alternatives as (padded needle, idf × (k1 + 1) × match factor), the field weights,
+    the stemmed phrase and the average length."""
+
+    clauses: tuple[tuple[tuple[str, float], ...], ...]
+    fields: tuple[tuple[str, float], ...]
+    phrase: tuple[str, ...]
+    avgdl: float
+
+
 def _known_terms(docs: Sequence[DocSummary]) -> frozenset[str]:
     terms: set[str] = set()
     for d in docs:
@@ -460,7 +472,34 @@ class Searcher:
             out.append(ClauseStat(weight, known, typo))
         return out
 
-    def _bm25(self, m: KeywordMatch, parsed: ParsedQuery) -> float:
+    def _prepared(self, parsed: ParsedQuery) -> _Prepared:
+        """What scoring a candidate for ``parsed`` needs that does not depend on the
+        candidate, computed once per query (kept for the thread's current query)."""
+        d = self._current()
+        cached: tuple[ParsedQuery, _Derived, _Prepared] | None = getattr(self._local, "prep", None)
+        if cached is not None and cached[0] is parsed and cached[1] is d:
+            return cached[2]
+        k1 = self.settings.bm25_k1
+        clauses = []
+        for clause in parsed.clauses:
+            alts = []
+            for alt in clause.alternatives:
+                df = min(d.df.get(t, 0) for t in alt.tokens)
+                idf = max(math.log((d.n_chunks - df + 0.5) / (df + 0.5)), 1e-6)
+                needle = " " + "  ".join(alt.tokens) + " "
+                alts.append((needle, idf * (k1 + 1) * MATCH_FACTOR[alt.kind]))
+            clauses.append(tuple(alts))
+        weights = self.settings.weights
+        prepared = _Prepared(
+            clauses=tuple(clauses),
+            fields=tuple((f, weights.get(f, 1.0)) for f in FIELD_FACTOR),
+            phrase=tuple(stem(t) for t in parsed.phrase),
+            avgdl=d.avgdl,
+        )
+        self._local.prep = (parsed, d, prepared)
+        return prepared
+
+    def _bm25(self, m: KeywordMatch, prep: _Prepared) -> float:
         """BM25F of a candidate with one term per clause: the clause's best alternative.
 
         The same formula as FTS5's bm25() (column weights scale the term frequency, one
@@ -469,31 +508,30 @@ class Searcher:
         stem-of-a-known-term and typo alternatives count ``MATCH_FACTOR`` of their
         score: "delete" OR-ed with its synonyms must not outweigh "pod".
         """
-        d = self._current()
-        weights = self.settings.weights
         # Tokens are single-space separated; doubling the spaces makes every " t "
         # occurrence non-overlapping, so str.count counts terms and phrases exactly.
         columns = []
         length = 0
-        for f in FIELD_FACTOR:
-            text = m.fields[f]
+        fields = m.fields
+        for f, weight in prep.fields:
+            text = fields[f]
             if text:
                 length += text.count(" ") + 1
-                columns.append((weights.get(f, 1.0), " " + text.replace(" ", "  ") + " "))
+                columns.append((weight, " " + text.replace(" ", "  ") + " "))
         k1, b = self.settings.bm25_k1, self.settings.bm25_b
-        norm = k1 * (1 - b + b * length / d.avgdl)
+        norm = k1 * (1 - b + b * length / prep.avgdl)
         total = 0.0
-        for clause in parsed.clauses:
+        for alts in prep.clauses:
             best = 0.0
-            for alt in clause.alternatives:
-                needle = " " + "  ".join(alt.tokens) + " "
-                freq = sum(w * padded.count(needle) for w, padded in columns if needle in padded)
-                if not freq:
-                    continue
-                df = min(d.df.get(t, 0) for t in alt.tokens)
-                idf = max(math.log((d.n_chunks - df + 0.5) / (df + 0.5)), 1e-6)
-                score = idf * freq * (k1 + 1) / (freq + norm) * MATCH_FACTOR[alt.kind]
-                best = max(best, score)
+            for needle, scale in alts:
+                freq = 0.0
+                for w, padded in columns:
+                    if needle in padded:
+                        freq += w * padded.count(needle)
+                if freq:
+                    score = scale * freq / (freq + norm)
+                    if score > best:
+                        best = score
             total += best
         return total
 
@@ -502,8 +540,9 @@ class Searcher:
 
         ``keyword=False`` for a candidate only vector search found: it has no keyword rank.
         """
-        m = replace(m, score=self._bm25(m, parsed) if keyword else 0.0)
-        phrase = tuple(stem(t) for t in parsed.phrase)
+        prep = self._prepared(parsed)
+        m = replace(m, score=self._bm25(m, prep) if keyword else 0.0)
+        phrase = prep.phrase
         exact = ""
         in_title = False
         if phrase:
