@@ -55,14 +55,12 @@ def score_evidence(
     guard = False
     best_kind_factor = 1.0
     name_factor = _name_factor(m, parsed, stop_words)
-    words: dict[str, frozenset[str]] = {}  # each field's words, split once per candidate
-
-    def has(field: str, tokens: tuple[str, ...]) -> bool:
-        if len(tokens) != 1:
-            return contains(m.fields[field], tokens)
-        if (got := words.get(field)) is None:
-            got = words[field] = frozenset(m.fields[field].split())
-        return tokens[0] in got
+    # the fields that have text, each with its factor and its words (split once)
+    fields = [
+        (f, name_factor if f in ("title", "aliases") else factor, text, frozenset(text.split()))
+        for f, factor in FIELD_FACTOR.items()
+        if (text := m.fields[f])
+    ]
 
     for clause, weight in zip(parsed.clauses, clause_weights, strict=True):
         total += weight
@@ -70,11 +68,13 @@ def score_evidence(
         where = ""
         via: Alternative | None = None
         for alt in clause.alternatives:
-            for field, factor in FIELD_FACTOR.items():
-                if field in ("title", "aliases"):
-                    factor = name_factor
-                if factor * MATCH_FACTOR[alt.kind] > best and has(field, alt.tokens):
-                    best = factor * MATCH_FACTOR[alt.kind]
+            kind = MATCH_FACTOR[alt.kind]
+            tokens = alt.tokens
+            for field, factor, text, words in fields:
+                if factor * kind <= best:
+                    continue
+                if tokens[0] in words if len(tokens) == 1 else contains(text, tokens):
+                    best = factor * kind
                     where, via = field, alt
         if via is not None:
             got += weight * best
