@@ -246,6 +246,22 @@ SETTINGS: tuple[Setting, ...] = (
         "Registry of remote knowledge servers ('' = rag-mcp.json search order).",
         trusted=True,
     ),
+    Setting(
+        "synthesis_url",
+        str,
+        "",
+        "OpenAI-compatible endpoint for synthesized answers ('' = extractive answers).",
+        trusted=True,
+    ),
+    Setting("synthesis_model", str, "", "Model name for synthesized answers."),
+    Setting(
+        "synthesis_key_env",
+        str,
+        "OPENAI_API_KEY",
+        "Environment variable holding the synthesis endpoint's API key.",
+        trusted=True,
+    ),
+    Setting("rag_rate_per_minute", int, 0, "RAG tool calls per user per minute (0 = no limit)."),
     Setting("fallback_p95_ms", float, 500.0, "Fall back to keyword when p95 latency exceeds it."),
     Setting("fallback_error_rate", float, 0.05, "Fall back to keyword above this error rate."),
     Setting("fallback_window_s", float, 300.0, "Sliding window of those two checks (seconds)."),
@@ -339,6 +355,10 @@ class Settings:
     admin_group: str = "admin"
     audit_log: str = "off"
     rag_registry: str = ""
+    synthesis_url: str = ""
+    synthesis_model: str = ""
+    synthesis_key_env: str = "OPENAI_API_KEY"
+    rag_rate_per_minute: int = 0
     fallback_p95_ms: float = 500.0
     fallback_error_rate: float = 0.05
     fallback_window_s: float = 300.0

@@ -102,6 +102,7 @@ def create_app(
     """
     identity = http_identity(kb.settings, base_url or f"http://{url_host(host)}:8765")
     server = None
+    aggregator = None
     if mcp:
         from mcp.server.auth.middleware.auth_context import get_access_token
         from mcp.server.auth.settings import AuthSettings
@@ -119,8 +120,14 @@ def create_app(
                     validate_token_resource=True,
                 ),
             )
+        from ..federation import aggregator_for
+
+        aggregator = aggregator_for(kb.settings)
         server = build_server(
-            kb, principal=lambda: identity.principal(get_access_token()), auth=auth
+            kb,
+            principal=lambda: identity.principal(get_access_token()),
+            auth=auth,
+            aggregator=aggregator,
         )
         mcp_app = server.streamable_http_app(host=host)
 
@@ -142,6 +149,7 @@ def create_app(
     )
     app.state.kb = kb
     app.state.identity = identity
+    app.state.aggregator = aggregator if mcp else None
     app.state.overrides = dict(overrides or {})
     kb.ops.enable_metrics(kb)
     app.include_router(router)

@@ -29,7 +29,7 @@ from fastapi.security import HTTPBearer
 from .. import bounds
 from ..access import audit
 from ..access.principal import Principal
-from ..errors import Forbidden, GroundKBError, Unauthorized
+from ..errors import Forbidden, GroundKBError, NotFound, Unauthorized
 from ..ops import Caller, calling
 from ..settings import SECRET_SETTINGS, SETTINGS, load_settings
 from . import schemas as s
@@ -435,6 +435,18 @@ async def reload(ctx: Admin, request: Request) -> o.ReloadOut:
         return o.ReloadOut(config_path=fresh.config_path, changed=changed)
 
     return await ctx.run(run)
+
+
+@router.post("/admin/registry/reload", tags=["admin"], responses=ADMIN_ERRORS)
+async def reload_registry(ctx: Admin, request: Request) -> dict[str, list[str]]:
+    """Re-read the registry of remote knowledge servers (``rag-mcp.json``) now; it is
+    also re-read by itself when the file changes. Returns the servers added, removed and
+    changed."""
+    aggregator = request.app.state.aggregator
+    if aggregator is None:
+        raise NotFound("no registry of remote knowledge servers (rag-mcp.json) is in use")
+    changes: dict[str, list[str]] = await ctx.run(aggregator.registry.reload)
+    return changes
 
 
 @router.put("/admin/mode", tags=["admin"], responses=ADMIN_ERRORS, summary="Kill switch")

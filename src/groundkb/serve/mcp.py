@@ -19,7 +19,7 @@ import inspect
 import logging
 import re
 from collections.abc import Callable, Collection
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from mcp import MCPError
 from mcp.server.auth.provider import TokenVerifier
@@ -54,6 +54,7 @@ from .errors import as_error, tool_text
 from .gate import Gate
 from .identity import local_principal
 from .mcp_prompts import _prompt_tools, compact_json, fit_document, fit_search
+from .mcp_rag import register_rag_tools
 from .render import document_text
 from .schemas import (
     CommandLookupOut,
@@ -71,6 +72,9 @@ from .schemas import (
     resource_uri,
     search_out,
 )
+
+if TYPE_CHECKING:
+    from ..federation.aggregator import Aggregator
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -207,12 +211,14 @@ def build_server(
     *,
     principal: Callable[[], Principal] | None = None,
     auth: tuple[TokenVerifier, AuthSettings] | None = None,
+    aggregator: Aggregator | None = None,
 ) -> MCPServer:
     """An MCP server exposing ``kb``; the caller owns ``kb`` and closes it.
 
     ``principal`` says who the current request is (default: the configured local user,
     as on stdio, read at each call so a reload applies); ``auth`` makes the HTTP endpoint
-    a protected resource (``serve/identity.py``).
+    a protected resource (``serve/identity.py``); ``aggregator`` adds the resources of
+    remote knowledge servers to the RAG tools (``federation/``).
     """
     verifier, auth_settings = auth if auth is not None else (None, None)
     server = _Server(
@@ -417,6 +423,7 @@ def build_server(
         )
 
     _prompt_tools(mcp, kb, gate)
+    register_rag_tools(mcp, kb, gate, aggregator)
 
     @mcp.resource(
         "kb://docs/{+doc_id}",
@@ -452,6 +459,12 @@ def run(
         serve_http(settings, host=host, sock=bind(host, port))
         return
     configure_logging(settings)
+    from ..federation import aggregator_for
+
     with opened(settings) as kb:
-        print_banner(kb, urls=[("MCP", "stdio")])
-        build_server(kb).run("stdio")
+        aggregator = aggregator_for(settings)
+        urls = [("MCP", "stdio")]
+        if aggregator is not None:
+            urls.append(("registry", ", ".join(str(f) for f in aggregator.registry.files)))
+        print_banner(kb, urls=urls)
+        build_server(kb, aggregator=aggregator).run("stdio")
