@@ -20,6 +20,7 @@ sources fail and others do not, the results carry ``source_errors`` beside the h
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import threading
 import time
 from collections import deque
@@ -92,6 +93,15 @@ class SynthesisParams(BaseModel):
 class ProvidedContext(BaseModel):
     model_config = ConfigDict(extra="forbid")
     hits: list[dict[str, Any]] = Field(default_factory=list, max_length=100)
+
+
+class RagOut(BaseModel):
+    """Every RAG tool's result (reference 003): the results and their meta data."""
+
+    results: dict[str, Any] = Field(description="The tool's results, or {error: {code, message}}.")
+    meta_data: dict[str, Any] = Field(
+        description="provider, version, contract_version, user, elapsed_ms and more."
+    )
 
 
 class RagError(GroundKBError):
@@ -193,10 +203,14 @@ def register_rag_tools(
             )
         return out
 
-    @mcp.tool(annotations=READ_ONLY, structured_output=False)
+    def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
+        doc = inspect.cleandoc(fn.__doc__ or "")
+        return mcp.tool(annotations=READ_ONLY, description=doc)(fn)
+
+    @tool
     async def rag_discover_resources(
         username: Username = "", filters: DiscoverFilters | None = None
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, RagOut]:
         """List the knowledge resources (sources) you may search, with their auth mode
         and counts. Pass their ids as `sources` to rag_get_raw_results."""
         started = time.perf_counter()
@@ -340,7 +354,7 @@ def register_rag_tools(
             stats["ignored_filters"] = ignored
         return hits, verdict, errors, stats
 
-    @mcp.tool(annotations=READ_ONLY, structured_output=False)
+    @tool
     async def rag_get_raw_results(
         query: Annotated[str, Field(min_length=1, max_length=bounds.MAX_QUERY_INPUT_CHARS)],
         sources: Annotated[
@@ -354,7 +368,7 @@ def register_rag_tools(
             dict[str, Any] | None, Field(description="Ignored: the server's own ranking.")
         ] = None,
         capability_token: CapabilityToken = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, RagOut]:
         """Search the given resources: ranked passages with snippet, full chunk text,
         title, uri and provenance, plus this server's verdict (answer / clarify /
         no_match)."""
@@ -373,7 +387,7 @@ def register_rag_tools(
             data["source_errors"] = errors
         return _result(data, meta(who, started))
 
-    @mcp.tool(annotations=READ_ONLY, structured_output=False)
+    @tool
     async def rag_get_synthesized_results(
         query: Annotated[str, Field(min_length=1, max_length=bounds.MAX_QUERY_INPUT_CHARS)],
         sources: Annotated[list[str], Field(max_length=100)],
@@ -382,7 +396,7 @@ def register_rag_tools(
         synthesis_params: SynthesisParams | None = None,
         provided_context: ProvidedContext | None = None,
         capability_token: CapabilityToken = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, RagOut]:
         """An answer to the query from the given resources, citing only passages found
         (extractive without a configured language model), with its citations."""
         started = time.perf_counter()
