@@ -18,8 +18,9 @@ class Principal:
     unlocked: frozenset[str] = field(default=frozenset())
 
     def describe(self) -> str:
-        groups = ", ".join(sorted(self.groups)) or "none"
-        return f"{self.user} (groups: {groups}{'; every source' if self.operator else ''})"
+        if self.operator:
+            return f"{self.user} (every source)"
+        return f"{self.user} (groups: {', '.join(sorted(self.groups)) or 'none'})"
 
 
 OPERATOR = Principal("operator", operator=True, via="local")

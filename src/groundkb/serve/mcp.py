@@ -463,7 +463,7 @@ def run(
 
     with opened(settings) as kb:
         aggregator = aggregator_for(settings)
-        urls = [("MCP", "stdio")]
+        urls = [("MCP", "stdio"), ("caller", local_principal(settings).describe())]
         if aggregator is not None:
             urls.append(("registry", ", ".join(str(f) for f in aggregator.registry.files)))
         print_banner(kb, urls=urls)
