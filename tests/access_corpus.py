@@ -80,14 +80,16 @@ paths:
 }
 
 
-def build(root: Path, **extra: str) -> KnowledgeBase:
-    """Write the corpus and its groundkb.toml under ``root``, sync, return the KB."""
+def build(root: Path, db: str = "", **extra: str) -> KnowledgeBase:
+    """Write the corpus and its groundkb.toml under ``root``, sync (into ``db`` if
+    given, e.g. a PostgreSQL URL), return the KB."""
     for rel, text in PAGES.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     settings_lines = "".join(f"{k} = {json.dumps(v)}\n" for k, v in extra.items())
-    (root / "groundkb.toml").write_text(HEAD + settings_lines + SOURCES)
+    head = HEAD.replace('"kb.db"', json.dumps(db)) if db else HEAD
+    (root / "groundkb.toml").write_text(head + settings_lines + SOURCES)
     settings = load_settings(root / "groundkb.toml")
     kb = KnowledgeBase.open(settings=settings)
     for report in kb.sync():

@@ -42,9 +42,11 @@ QUERIES = (
 )
 
 
-@pytest.fixture
-def kb(tmp_path: Path) -> Iterator[KnowledgeBase]:
-    k = build(tmp_path)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def kb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KnowledgeBase]:
+    """The corpus on each backend: the narrowing happens inside the store's queries."""
+    db = "" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    k = build(tmp_path, db=db)
     yield k
     k.close()
 

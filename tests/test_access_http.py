@@ -150,6 +150,8 @@ def test_rest_callers_read_only_their_sources(server: Server) -> None:
         server.get("/api/commands/acme legal hold creat", bob).json(), "acme legal hold creat"
     )
     assert server.get("/api/settings", bob).status_code == 403  # deployment details: admins
+    me = server.get("/api/whoami", bob).json()
+    assert me == {"user": "bob", "groups": ["staff"], "via": "token", "sources": ["handbook"]}
 
 
 def test_admin_actions_need_the_admin_group_or_the_admin_token(server: Server) -> None:

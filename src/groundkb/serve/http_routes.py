@@ -357,6 +357,15 @@ async def sources(ctx: Ctx) -> o.SourcesOut:
     return await ctx.run(run)
 
 
+@router.get("/whoami", tags=["sources"], summary="Who the server says you are")
+async def whoami(ctx: Ctx) -> dict[str, Any]:
+    """The caller this request runs as (from its bearer token, or anonymous) and the
+    sources it may read."""
+    who = ctx.principal
+    names = await ctx.run(lambda: [i.source.name for i in ctx.kb.sources()])
+    return {"user": who.user, "groups": sorted(who.groups), "via": who.via, "sources": names}
+
+
 @router.get("/stats", tags=["sources"], summary="Index size and counts")
 async def stats(ctx: Ctx) -> o.StatsOut:
     return o.stats_out(await ctx.run(ctx.kb.stats))
