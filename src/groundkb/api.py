@@ -334,7 +334,19 @@ class KnowledgeBase:
         return self._embed_after(report, None)
 
     def _embed_after(self, report: IngestReport, progress: Progress | None) -> IngestReport:
-        if self.settings.retrieval == "keyword" or self.embedder() is None:
+        if self.settings.retrieval == "keyword":
+            return report
+        if not self.settings.embed_on_ingest:  # checked before the model is opened
+            if not self.embedder_configured():
+                return report
+            pending = self.store.count_chunks_to_embed()
+            msg = (
+                f"{pending} chunks wait for their vectors (keyword search finds them now): "
+                "a running `groundkb serve` embeds them in the background, or run "
+                "`groundkb reindex`"
+            )
+            return dataclasses.replace(report, notice=msg) if pending else report
+        if self.embedder() is None:
             return report
         stored = self.store.embedder()
         emb = self.embedder()

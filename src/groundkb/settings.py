@@ -261,6 +261,18 @@ SETTINGS: tuple[Setting, ...] = (
         "Environment variable holding the synthesis endpoint's API key.",
         trusted=True,
     ),
+    Setting(
+        "embed_on_ingest",
+        bool,
+        True,
+        "Embed new chunks as part of an ingest (false: leave them to `serve` or `reindex`).",
+    ),
+    Setting(
+        "embed_in_background",
+        bool,
+        True,
+        "A server embeds chunks that have no vector yet, in the background.",
+    ),
     Setting("rag_rate_per_minute", int, 0, "RAG tool calls per user per minute (0 = no limit)."),
     Setting("fallback_p95_ms", float, 500.0, "Fall back to keyword when p95 latency exceeds it."),
     Setting("fallback_error_rate", float, 0.05, "Fall back to keyword above this error rate."),
@@ -359,6 +371,8 @@ class Settings:
     synthesis_model: str = ""
     synthesis_key_env: str = "OPENAI_API_KEY"
     rag_rate_per_minute: int = 0
+    embed_on_ingest: bool = True
+    embed_in_background: bool = True
     fallback_p95_ms: float = 500.0
     fallback_error_rate: float = 0.05
     fallback_window_s: float = 300.0

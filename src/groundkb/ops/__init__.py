@@ -36,6 +36,7 @@ from .mode import ModeController, ModeState
 if TYPE_CHECKING:
     from ..api import KnowledgeBase
     from ..settings import Settings
+    from .backfill import Backfill
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -91,6 +92,25 @@ class Operations:
         self._local = threading.local()
         self._lock = threading.Lock()
         self.probe: threading.Thread | None = None  # the background embedder probe, if any
+        self.backfill: Backfill | None = None  # a server's background embedding, if on
+
+    def start_backfill(self, kb: KnowledgeBase) -> Backfill | None:
+        """Start embedding pending chunks in the background (``backfill.py``) when the
+        settings ask for it and an embedder is configured; None otherwise."""
+        s = kb.settings
+        if not s.embed_in_background or s.retrieval == "keyword" or self.backfill is not None:
+            return self.backfill
+        if not kb.embedder_configured():
+            return None
+        from .backfill import Backfill
+
+        self.backfill = Backfill(kb).start()
+        return self.backfill
+
+    def stop_backfill(self) -> None:
+        if self.backfill is not None:
+            self.backfill.stop()
+            self.backfill = None
 
     def reconfigure(self, settings: Settings) -> None:
         """New thresholds after a settings reload; a forced keyword mode stays forced."""

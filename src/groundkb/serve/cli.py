@@ -57,6 +57,19 @@ def _kb(ctx: click.Context, *, create: bool = False) -> Any:
     return KnowledgeBase.open(settings=_settings(ctx), create=create)
 
 
+_no_embed_flag = click.option(
+    "--no-embed",
+    is_flag=True,
+    help="Store documents and return (keyword-searchable at once); a running "
+    "`groundkb serve` embeds them in the background, or run `groundkb reindex`.",
+)
+
+
+def _embed_later(ctx: click.Context, no_embed: bool) -> None:
+    if no_embed:
+        ctx.obj = _settings(ctx).replace(embed_on_ingest=False)
+
+
 def _fail(message: str) -> NoReturn:
     click.echo(message, err=True)
     sys.exit(EXIT_FAILED)
@@ -250,6 +263,7 @@ def _crawl_table(**flags: Any) -> dict[str, Any]:
 @_crawl_flags
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@_no_embed_flag
 @click.pass_context
 def ingest(
     ctx: click.Context,
@@ -266,6 +280,7 @@ def ingest(
     concurrency: int | None,
     as_json: bool,
     quiet: bool,
+    no_embed: bool,
 ) -> None:
     """Ingest docs, entries, OpenAPI specs, command catalogs, HTML, PDF and Word files
     under PATH into a source, or crawl a website from a URL (a page or a sitemap).
@@ -280,6 +295,7 @@ def ingest(
 
     if bool(path) == bool(target):
         raise click.UsageError("give PATH or --python module:object (one of them)")
+    _embed_later(ctx, no_embed)
     with _kb(ctx, create=True) as kb:
         progress = _Progress(quiet)
         crawl_progress = _CrawlProgress(quiet, source)
@@ -315,11 +331,13 @@ def ingest(
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@_no_embed_flag
 @click.pass_context
-def sync(ctx: click.Context, as_json: bool, quiet: bool) -> None:
+def sync(ctx: click.Context, as_json: bool, quiet: bool, no_embed: bool) -> None:
     """Re-ingest every source listed in groundkb.toml ([[sources]]); a pre-build step."""
     from .render import report_text, to_json
 
+    _embed_later(ctx, no_embed)
     with _kb(ctx, create=True) as kb:
         progress = _Progress(quiet)
         crawl_progress = _CrawlProgress(quiet, "url sources")

@@ -26,6 +26,7 @@ name, like the MCP endpoint (DNS-rebinding protection).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.resources
 import logging
 import socket
@@ -133,11 +134,15 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if server is None:
-            yield
-            return
-        async with server.session_manager.run():
-            yield
+        kb.ops.start_backfill(kb)  # embeds chunks without vectors, in the background
+        try:
+            if server is None:
+                yield
+                return
+            async with server.session_manager.run():
+                yield
+        finally:
+            await anyio.to_thread.run_sync(kb.ops.stop_backfill)
 
     app = FastAPI(
         title="groundkb",
@@ -210,8 +215,16 @@ def _pages(app: FastAPI) -> None:
 
         def run() -> o.HealthOut:
             st = ctx.kb.stats()
+            backfill = ctx.kb.ops.backfill
+            embedding = o.EmbeddingOut.model_validate(
+                dataclasses.asdict(backfill.state()) if backfill is not None else {}
+            )
             return o.HealthOut(
-                status="ok", documents=st.documents, chunks=st.chunks, retrieval=mode_of(ctx.kb)
+                status="ok",
+                documents=st.documents,
+                chunks=st.chunks,
+                retrieval=mode_of(ctx.kb),
+                embedding=embedding if backfill is not None else None,
             )
 
         return await ctx.run(run)

@@ -466,5 +466,11 @@ def run(
         urls = [("MCP", "stdio"), ("caller", local_principal(settings).describe())]
         if aggregator is not None:
             urls.append(("registry", ", ".join(str(f) for f in aggregator.registry.files)))
+        backfill = kb.ops.start_backfill(kb)
+        if backfill is not None:
+            urls.append(("embedding", "chunks without vectors are embedded in the background"))
         print_banner(kb, urls=urls)
-        build_server(kb, aggregator=aggregator).run("stdio")
+        try:
+            build_server(kb, aggregator=aggregator).run("stdio")
+        finally:
+            kb.ops.stop_backfill()

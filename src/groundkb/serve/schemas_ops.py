@@ -118,11 +118,24 @@ class ModeOut(_Out):
     window: WindowOut
 
 
+class EmbeddingOut(BaseModel):
+    """The server's background embedding (``ops/backfill.py``)."""
+
+    state: str = Field("off", description="idle, embedding, waiting (after an error) or off.")
+    pending: int = Field(0, description="Chunks without a vector when last counted.")
+    embedded: int = Field(0, description="Chunks this server embedded since it started.")
+    chunks_per_s: float = Field(0.0, description="Rate of the current or last run.")
+    detail: str = ""
+
+
 class HealthOut(BaseModel):
     status: Literal["ok"]
     documents: int
     chunks: int
     retrieval: ModeOut
+    embedding: EmbeddingOut | None = Field(
+        None, description="Background embedding, when this server does it."
+    )
 
 
 class PointOut(_Out):
