@@ -150,6 +150,9 @@ def test_rest_callers_read_only_their_sources(server: Server) -> None:
         server.get("/api/commands/acme legal hold creat", bob).json(), "acme legal hold creat"
     )
     assert server.get("/api/settings", bob).status_code == 403  # deployment details: admins
+    for path in ("/metrics", "/api/metrics"):  # whole-index numbers: admins only
+        assert server.get(path, bob).status_code == 403
+        assert server.get(path, ADMIN_TOKEN).status_code == 200
     me = server.get("/api/whoami", bob).json()
     assert me == {"user": "bob", "groups": ["staff"], "via": "token", "sources": ["handbook"]}
 

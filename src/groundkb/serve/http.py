@@ -50,7 +50,7 @@ from ..errors import Forbidden, GroundKBError, NotFound, Unauthorized
 from ..ops import Caller
 from . import schemas_ops as o
 from .errors import as_error, http_body
-from .http_routes import RequestContext, context, mode_of, router
+from .http_routes import RequestContext, context, mode_of, router, settings_context
 from .identity import HttpIdentity, http_identity
 from .startup import url_host
 
@@ -234,8 +234,9 @@ def _pages(app: FastAPI) -> None:
         request: Request, since_s: Annotated[float, Query(gt=0, le=86_400)] = 3600.0
     ) -> o.SeriesOut:
         """Per time bucket: searches, p50/p95 latency, no-match and clarify rates, errors
-        and fallbacks; with a summary over the mode controller's window."""
-        ctx = await anyio.to_thread.run_sync(context, request)
+        and fallbacks; with a summary over the mode controller's window. With a token
+        verifier, for admins (the numbers cover every caller)."""
+        ctx = await anyio.to_thread.run_sync(settings_context, request)
         ops = ctx.kb.ops
 
         def run() -> o.SeriesOut:
@@ -251,6 +252,9 @@ def _pages(app: FastAPI) -> None:
 
     @app.get("/metrics", tags=["operations"], summary="Prometheus metrics", response_class=Response)
     async def metrics(request: Request) -> Response:
+        """With a token verifier, for admins (the admin token suits a scraper): the
+        counts cover the whole index, sources callers may not read included."""
+        await anyio.to_thread.run_sync(settings_context, request)
         kb: KnowledgeBase = request.app.state.kb
         assert kb.ops.metrics is not None
         body, content_type = await anyio.to_thread.run_sync(kb.ops.metrics.exposition)
