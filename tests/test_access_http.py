@@ -4,6 +4,7 @@ must never reach logs or results."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -49,6 +50,13 @@ class Server:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
+    with serving(tmp_path) as s:
+        yield s
+
+
+@contextlib.contextmanager
+def serving(tmp_path: Path, **extra: Any) -> Iterator[Server]:
+    """The corpus served over HTTP with a tokens file (bob, ann, root) and JWTs."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = tmp_path / "idp.pem"
     pem.write_bytes(
@@ -70,6 +78,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
         auth_jwt_jwks=str(pem),
         admin_token=ADMIN_TOKEN,
         audit_log=str(tmp_path / "audit.jsonl"),
+        **extra,
     )
     with KnowledgeBase.open(settings=settings) as kb:
         from groundkb.serve.startup import configure_logging
@@ -213,3 +222,15 @@ def test_planted_secrets_never_reach_logs_or_results(
     planted = [*server.tokens.values(), ADMIN_TOKEN]
     for where, text in (("audit", audit), ("log", logged), *(("result", r) for r in results)):
         assert not [t for t in planted if t in text], where
+
+
+def test_a_required_scope_is_a_403_without_it(tmp_path: Path) -> None:
+    with serving(tmp_path, auth_required_scope="kb:read") as server:
+        bare = server.jwt("ann", ["legal"])
+        scoped = server.jwt("ann", ["legal"], scope="kb:read openid")
+        assert server.get("/api/search", bare, query="merger").status_code == 403
+        assert server.get("/api/search", scoped, query="merger").status_code == 200
+        assert server.get("/api/search", server.tokens["bob"], query="x").status_code == 200
+        bearer = {"Authorization": f"Bearer {bare}"}
+        mcp = httpx2.post(server.base + "/mcp", json={}, headers=bearer, timeout=30)
+        assert mcp.status_code == 403 and "insufficient_scope" in mcp.text

@@ -224,6 +224,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("auth_jwt_groups_claim", str, "groups", "JWT claim with the caller's groups."),
     Setting(
+        "auth_required_scope",
+        str,
+        "",
+        "Scope every bearer token must carry, e.g. kb:read ('' = none); 403 without it.",
+    ),
+    Setting(
         "public_url",
         str,
         "",
@@ -361,6 +367,7 @@ class Settings:
     auth_jwt_audience: str = ""
     auth_jwt_jwks: str = ""
     auth_jwt_groups_claim: str = "groups"
+    auth_required_scope: str = ""
     public_url: str = ""
     local_user: str = ""
     local_groups: str = ""

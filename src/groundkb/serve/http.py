@@ -119,6 +119,7 @@ def create_app(
                     issuer_url=issuer,  # type: ignore[arg-type]
                     resource_server_url=identity.resource,  # type: ignore[arg-type]
                     validate_token_resource=True,
+                    required_scopes=[identity.scope] if identity.scope else None,
                 ),
             )
         from ..federation import aggregator_for

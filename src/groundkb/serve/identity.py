@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..access.principal import ANONYMOUS, OPERATOR, Principal
-from ..errors import ConfigError, Unauthorized
+from ..errors import ConfigError, Forbidden, Unauthorized
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
@@ -64,6 +64,7 @@ class HttpIdentity:
 
     base_url: str  # e.g. http://127.0.0.1:8765, as clients reach the server
     verifier: Verifiers | None
+    scope: str = ""  # a scope every token must carry ('' = none)
 
     @property
     def resource(self) -> str:
@@ -71,9 +72,12 @@ class HttpIdentity:
         return self.base_url.rstrip("/") + "/mcp"
 
     def principal(self, access_token: AccessToken | None) -> Principal:
-        """The caller of a request whose verified token (if any) is ``access_token``."""
+        """The caller of a request whose verified token (if any) is ``access_token``;
+        Forbidden when it lacks the required scope."""
         if access_token is None:
             return ANONYMOUS
+        if self.scope and self.scope not in access_token.scopes:
+            raise Forbidden(f"the bearer token lacks the scope {self.scope!r}")
         from ..access.tokens import principal_of
 
         return principal_of(access_token)
@@ -121,7 +125,8 @@ def http_identity(settings: Settings, base_url: str) -> HttpIdentity:
                 resource=resource,
             )
         )
-    return HttpIdentity(base, Verifiers(verifiers) if verifiers else None)
+    scope = settings.auth_required_scope.strip()
+    return HttpIdentity(base, Verifiers(verifiers) if verifiers else None, scope)
 
 
 def with_unlocked(principal: Principal, sources: frozenset[str]) -> Principal:
