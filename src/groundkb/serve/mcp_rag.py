@@ -32,6 +32,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__, bounds
+from ..access import audit
 from ..access.principal import Principal
 from ..access.sources import access_rules, capability_valid, may_see
 from ..answer.synthesis import ModelEndpoint, Passage, extractive, passages_from, with_model
@@ -332,11 +333,23 @@ def register_rag_tools(
                 return hits_out(view, found), {**kind, "options": options}
 
             hits, verdict = await gate.run(
-                action, search, principal=opened, sources=wanted, query=query
-            )
+                action, search, principal=opened, sources=local_ids, query=query,
+                remote=remote_ids,
+            )  # fmt: skip
         if remote_ids and aggregator is not None:
             remote_hits, remote_errors = await aggregator.search(who, query, remote_ids, top_k)
             errors += remote_errors
+            refused = [e["resourceId"] for e in remote_errors if e["code"] == "invalid_source"]
+            failed = [e for e in remote_errors if e["code"] != "invalid_source"]
+            audit.record(
+                f"{action}:remote",
+                who,
+                shell=gate.shell,
+                allowed=[r for r in remote_ids if r not in refused],
+                denied=refused,
+                outcome=failed[0]["code"] if failed else "ok",
+                query=query,
+            )
             if hits and remote_hits:
                 from ..federation.aggregator import fuse
 
