@@ -234,13 +234,30 @@ function adminBox(status) {
     ev.preventDefault();
     sessionStorage.setItem("groundkb-admin-token", input.value);
     say(status, input.value ? "Token kept for this tab." : "Token cleared.");
+    showCaller();
   } }, h("label", {}, "Token: your access token, or the admin token (admin actions)", input),
     h("button", { type: "submit", class: "secondary" }, "Use token"));
 }
 
+// Who the server says this tab is (its token's user, or anonymous) and what it reads.
+async function showCaller() {
+  const line = document.getElementById("whoami");
+  if (!line) return;
+  try {
+    const me = await api("/api/whoami");
+    const groups = me.groups.length ? me.groups.join(", ") : "none";
+    line.textContent = `Reading as ${me.user} (groups: ${groups}; ${me.via}): ` +
+      (me.sources.length ? me.sources.join(", ") : "no sources");
+  } catch (e) {
+    line.textContent = e.message;
+  }
+}
+
 async function viewSources() {
   const status = statusLine("sources-status");
-  setView("Sources", adminBox(status), status, h("p", { class: "empty" }, "Loading…"));
+  setView("Sources", adminBox(status), h("p", { id: "whoami", class: "whoami" }), status,
+    h("p", { class: "empty" }, "Loading…"));
+  showCaller();
   let data;
   try { data = await api("/api/sources"); } catch (e) { say(status, e.message, true); return; }
   const rows = data.sources.map((s) => {
