@@ -32,7 +32,7 @@ def test_import_and_help_stay_light() -> None:
         "import sys, groundkb, groundkb.serve.cli;"
         "heavy = {'numpy', 'torch', 'mcp', 'starlette', 'uvicorn', 'pydantic', 'onnxruntime',"
         "'fastapi', 'prometheus_client', 'anyio', 'lxml', 'html_to_markdown', 'pypdf', 'docx',"
-        " 'psycopg', 'psycopg_pool', 'pgvector'};"
+        " 'psycopg', 'psycopg_pool', 'pgvector', 'jwt', 'cryptography', 'httpx2', 'jinja2'};"
         "print(sorted(heavy & set(sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
