@@ -119,7 +119,12 @@ _TOOLS: dict[str, list[str]] = {
     "list_commands": ["category", "offset", "limit"],
     "get_api_endpoint": ["path", "method"],
     "find_endpoints": ["resource", "operation"],
-}
+    "rag_discover_resources": ["username", "filters"],
+    "rag_get_raw_results": ["query", "sources", "username", "top_k", "filters", "ranking",
+                            "capability_token"],
+    "rag_get_synthesized_results": ["query", "sources", "top_k", "synthesis_params",
+                                    "provided_context", "capability_token"],
+}  # fmt: skip
 json_values = st.one_of(
     st.none(),
     st.booleans(),
