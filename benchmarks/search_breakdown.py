@@ -1,0 +1,160 @@
+"""Where the time of one MCP search goes, phase by phase.
+
+Runs ``search_knowledge`` through a real (in-memory) MCP client session over an index
+you give (keyword-only or hybrid), with the engine's phases timed by wrapping them:
+
+* ``analysis``: parsing the query, typo correction (``Searcher.parse``);
+* ``candidates``: the store's keyword candidates and chunk reads (SQL);
+* ``vectors``: embedding the query and the nearest-neighbour search (``_semantic``);
+* ``rescoring``: BM25F rescoring and boosts of every candidate (``_rank``);
+* ``evidence``: evidence scores of the ranked candidates (``score_evidence``);
+* ``verdict``: measuring the signals and deciding (``measure``, ``decide``);
+* ``hits``: building the hits, snippets included (``_hit``);
+* ``rendering``: the result as the tool's output model, compacted and fitted to its
+  token budget (``search_out``, ``compact_search``, ``fit_search``);
+* ``json``: serializing the text copy of the result;
+* ``server other``: the rest of the server's ``call_tool`` (argument validation,
+  thread hop, the SDK);
+* ``client and transport``: the client's round trip minus the server's ``call_tool``
+  (request and result (de)serialization, output-schema validation in the client).
+
+Medians over the questions, in ms. Example::
+
+    python benchmarks/search_breakdown.py --db /tmp/k100/kb.db --queries 300
+    python benchmarks/search_breakdown.py --db /tmp/k100/hy.db --embedder minilm
+
+Questions are the real queries of ``keyword_search.py`` (SciFact, tldr, TorchHub).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import logging
+import statistics
+import sys
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from keyword_search import DEFAULT_EVAL, real_queries  # noqa: E402
+
+from groundkb import KnowledgeBase, Settings  # noqa: E402
+
+_times: dict[str, float] = defaultdict(float)
+_lock = threading.Lock()
+
+
+def _timed(phase: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            with _lock:
+                _times[phase] += time.perf_counter() - started
+
+    return run
+
+
+def _instrument() -> None:
+    from groundkb.ops import visible
+    from groundkb.search import engine
+    from groundkb.serve import mcp, mcp_prompts
+
+    S = engine.Searcher
+    S.parse = _timed("analysis", S.parse)  # type: ignore[method-assign]
+    S._semantic = _timed("vectors", S._semantic)  # type: ignore[method-assign]
+    S._rank = _timed("rescoring", S._rank)  # type: ignore[method-assign]
+    S._hit = _timed("hits", S._hit)  # type: ignore[method-assign]
+    V = visible.VisibleStore
+    V.keyword_candidates = _timed("candidates", V.keyword_candidates)  # type: ignore[method-assign]
+    V.chunk_matches = _timed("candidates", V.chunk_matches)  # type: ignore[method-assign]
+    engine.score_evidence = _timed("evidence", engine.score_evidence)
+    engine.measure = _timed("verdict", engine.measure)
+    engine.decide = _timed("verdict", engine.decide)
+    mcp.search_out = _timed("rendering", mcp.search_out)
+    mcp.compact_search = _timed("rendering", mcp.compact_search)
+    mcp.fit_search = _timed("rendering", mcp.fit_search)
+    mcp.compact_json = _timed("json", mcp_prompts.compact_json)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--db", required=True, help="an index built beforehand")
+    ap.add_argument("--embedder", default="none", help="none (keyword) or minilm (hybrid)")
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--limit", type=int, default=10)
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    args = ap.parse_args()
+    for name in ("groundkb.audit", "groundkb.queries"):  # the shells route these; off here
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    _instrument()
+    from groundkb.serve.mcp import build_server
+
+    retrieval = "keyword" if args.embedder == "none" else "hybrid"
+    settings = Settings(embedder=args.embedder, retrieval=retrieval, query_log="off")
+    questions = real_queries(DEFAULT_EVAL, args.queries)
+    per_phase: dict[str, list[float]] = defaultdict(list)
+    with KnowledgeBase.open(args.db, settings) as kb:
+        server = build_server(kb)
+        original = server.call_tool
+
+        async def call_tool(*a: Any, **k: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await original(*a, **k)
+            finally:
+                _times["server total"] += time.perf_counter() - started
+
+        server.call_tool = call_tool  # type: ignore[method-assign]
+
+        async def run() -> None:
+            async with Client(server) as client:
+                for q in questions[:20]:  # warm up: derived data, the model
+                    await client.call_tool("search_knowledge", {"query": q, "limit": args.limit})
+                for q in questions:
+                    _times.clear()
+                    started = time.perf_counter()
+                    await client.call_tool("search_knowledge", {"query": q, "limit": args.limit})
+                    total = time.perf_counter() - started
+                    timed = {k: v for k, v in _times.items() if k != "server total"}
+                    server_total = _times["server total"]
+                    for k, v in timed.items():
+                        per_phase[k].append(v * 1000)
+                    per_phase["server other"].append((server_total - sum(timed.values())) * 1000)
+                    per_phase["client and transport"].append((total - server_total) * 1000)
+                    per_phase["round trip"].append(total * 1000)
+
+        anyio.run(run)
+    order = ["analysis", "candidates", "vectors", "rescoring", "evidence", "verdict", "hits",
+             "rendering", "json", "server other", "client and transport", "round trip"]  # fmt: skip
+    result = {
+        "db": args.db,
+        "mode": retrieval,
+        "queries": len(questions),
+        "median_ms": {
+            k: round(statistics.median(per_phase[k]), 3) for k in order if per_phase.get(k)
+        },
+    }
+    print(f"| phase | median ms ({retrieval}, {len(questions)} questions) |")
+    print("|---|---|")
+    for k, v in result["median_ms"].items():
+        print(f"| {k} | {v} |")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
