@@ -293,3 +293,38 @@ def test_an_embedder_that_cannot_open_degrades_searches_instead_of_failing_them(
         assert first.mode == "keyword" and first.fallback == "embedder_failed"
         kb.search("explain workspace")
         assert kb.search("explain workspace").fallback == "errors"
+
+
+def test_p95_of_twenty_searches_is_not_the_slowest_one() -> None:
+    from groundkb.ops.mode import percentile
+
+    values = [10.0] * 19 + [1000.0]
+    assert percentile(values, 0.95) == 10.0
+    assert percentile([*values, 1000.0], 0.95) == 1000.0  # two of 21 are slow
+    assert percentile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.0
+
+
+def test_the_search_that_loads_the_model_does_not_trip_the_latency_fallback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every fresh server's first hybrid search loads the model (about a second): that
+    is not the latency searches have, and must not switch the server to keyword."""
+    import time as _time
+
+    import groundkb.api
+
+    def slow_open(settings: Settings) -> object:
+        _time.sleep(0.5)
+        return HashingEmbedder()
+
+    monkeypatch.setattr(groundkb.api, "_open_embedder", slow_open)
+    settings = Settings(
+        db=str(tmp_path / "kb.db"), embedder="hashing", fallback_p95_ms=300.0,
+        fallback_min_searches=5,
+    )  # fmt: skip
+    with KnowledgeBase.open(settings=settings) as kb:
+        kb.ingest(EXAMPLES / "docs", "docs")
+    with KnowledgeBase.open(settings=settings) as kb:  # a fresh server
+        results = [kb.search("explain workspace") for _ in range(8)]
+    assert results[0].mode == "hybrid"
+    assert [r.fallback for r in results] == [""] * 8

@@ -383,6 +383,13 @@ class KnowledgeBase:
             return self._embedder
 
     @property
+    def embedder_loaded(self) -> bool:
+        """Whether the embedder was opened (the model loaded) by now."""
+        if self._parent is not None:
+            return self._parent.embedder_loaded
+        return self._embedder_opened
+
+    @property
     def embedder_missing(self) -> bool:
         """Whether the embedder was asked for and there is none (keyword-only by
         configuration); False while no search has needed it yet."""

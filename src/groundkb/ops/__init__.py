@@ -163,6 +163,7 @@ class Operations:
             if not keyword_only and requested != configured:
                 searcher = copy.copy(searcher)  # shares the derived data; other settings
                 searcher.settings = kb.settings.replace(retrieval=requested)
+        loaded_before = kb.embedder_loaded
         started = time.perf_counter()
         self._local.keyword_only = keyword_only
         try:
@@ -179,7 +180,9 @@ class Operations:
         embed_failed = result.notice.startswith("embedder failed")
         if watched and embed_failed:  # the circuit breaker: keyword at once from now on
             self.mode.trip(f"{result.notice.split('; ')[0]}; retrying in the background")
-        elif watched:
+        elif watched and (loaded_before or not kb.embedder_loaded):
+            # a search that loaded the model (once per process) says nothing about the
+            # latency searches have: it does not count towards the fallback
             self.mode.record(ms, error=False)
         notice = result.notice
         wanted = configured if requested == "auto" else requested
