@@ -131,6 +131,8 @@ def test_jwts_for_another_audience_expired_or_forged_are_refused(server: Server)
         assert server.get("/api/search", token, query="merger").status_code == 401
         bearer = {"Authorization": f"Bearer {token}"}
         assert httpx2.post(server.base + "/mcp", json={}, headers=bearer).status_code == 401
+    late = server.get("/api/search", expired, query="merger").json()["error"]
+    assert late["code"] == "token_expired"  # told to get a new one, not "unknown"
     good = server.jwt("ann", ["legal"])
     hits = server.get("/api/search", good, query="zanzibar merger").json()["hits"]
     assert hits[0]["source"] == "legal"

@@ -592,3 +592,15 @@ def test_principal_of_a_jwt(jwks_file: Path, rsa_key: rsa.RSAPrivateKey) -> None
 def test_principal_of_a_bare_token_falls_back_to_the_client_id() -> None:
     bare = AccessToken(token="t", client_id="svc", scopes=[])
     assert principal_of(bare) == Principal("svc")
+
+
+def test_expired_tells_an_expired_token_from_an_unknown_one(tmp_path: Path) -> None:
+    """So the REST API can answer token_expired (get a new one) rather than unknown."""
+    from groundkb.access.tokens import StaticTokens, new_token
+
+    old, entry = new_token("ann", ["legal"])
+    path = tmp_path / "tokens.toml"
+    path.write_text(entry + "expires = 2020-01-01T00:00:00Z\n")
+    tokens = StaticTokens(path, resource="http://127.0.0.1/mcp")
+    assert tokens.verify(old) is None
+    assert tokens.expired(old) and not tokens.expired("gkb_unknown")

@@ -58,6 +58,12 @@ class Unauthorized(GroundKBError):
     status = 401
 
 
+class TokenExpired(Unauthorized):
+    """A bearer token that was valid here but has expired: get a new one."""
+
+    code = "token_expired"
+
+
 class Forbidden(GroundKBError):
     code = "forbidden"
     status = 403

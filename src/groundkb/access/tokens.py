@@ -125,6 +125,16 @@ class StaticTokens:
             claims={"groups": list(holder.groups), "via": "token"},
         )
 
+    def expired(self, token: str) -> bool:
+        """Whether ``token`` is in the file but past its expiry (so the caller can be
+        told to get a new one rather than that it is unknown)."""
+        holder = self._current().get(_sha256(token))
+        return (
+            holder is not None
+            and holder.expires_at is not None
+            and (holder.expires_at <= time.time())
+        )
+
     async def verify_token(self, token: str) -> AccessToken | None:
         """``verify`` in a worker thread, since it may re-read the file."""
         return await anyio.to_thread.run_sync(self.verify, token)
@@ -340,6 +350,16 @@ class JwtTokens:
             resource=self.resource,  # the audience check passed: the token is for us
             claims={"groups": groups, "via": "jwt", "iss": claims["iss"]},
         )
+
+    def expired(self, token: str) -> bool:
+        """Whether ``token`` passes every check but its expiry."""
+        try:
+            self._decode(token)
+        except jwt.ExpiredSignatureError:
+            return True
+        except (jwt.PyJWTError, ValueError):
+            return False
+        return False
 
     async def verify_token(self, token: str) -> AccessToken | None:
         """``verify`` in a worker thread, since it may fetch the JWKS."""

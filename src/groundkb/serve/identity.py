@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..access.principal import ANONYMOUS, OPERATOR, Principal
-from ..errors import ConfigError, Forbidden, Unauthorized
+from ..errors import ConfigError, Forbidden, TokenExpired, Unauthorized
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
@@ -51,6 +51,9 @@ class Verifiers:
             if found is not None:
                 return found
         return None
+
+    def expired(self, token: str) -> bool:
+        return any(v.expired(token) for v in self.verifiers)
 
     async def verify_token(self, token: str) -> AccessToken | None:
         import anyio
@@ -95,6 +98,8 @@ class HttpIdentity:
             raise Unauthorized("this server needs the header Authorization: Bearer <token>")
         found = self.verifier.verify(token.strip())
         if found is None or (found.expires_at is not None and found.expires_at < time.time()):
+            if self.verifier.expired(token.strip()):
+                raise TokenExpired("the bearer token has expired: get a new one")
             raise Unauthorized("the bearer token is not valid here (unknown, expired or foreign)")
         if (found.resource or "").rstrip("/") != self.resource.rstrip("/"):
             raise Unauthorized("the bearer token was issued for another resource")
