@@ -328,3 +328,19 @@ def test_the_search_that_loads_the_model_does_not_trip_the_latency_fallback(
         results = [kb.search("explain workspace") for _ in range(8)]
     assert results[0].mode == "hybrid"
     assert [r.fallback for r in results] == [""] * 8
+
+
+def test_credentials_left_out_of_searches_spare_ordinary_questions() -> None:
+    for q in (
+        "auth: oauth2 setup",
+        "secret: k8s-secrets",
+        "credentials: aws-iam role",
+        "how do I set token expiry",
+        "GET /v1/customers/cus_123",
+        "123e4567-e89b-12d3-a456-426614174000 not found",  # an id, however random
+    ):
+        assert querylog.strip_credentials(q) == (q, False), q
+    assert querylog.strip_credentials("export API_KEY=sk-abcdefghijklmnopqrstu now") == (
+        "export API_KEY= now",
+        True,
+    )

@@ -107,7 +107,9 @@ def strip_credentials(text: str) -> tuple[str, bool]:
         if secret in text:
             removed.append(secret)
             text = text.replace(secret, "")
-    for pattern in _PATTERNS:
+    # ``key=value`` and bearer credentials; not ``key: value``, which a question about
+    # the docs has ("auth: oauth2 setup")
+    for pattern in (_PATTERNS[0], _PATTERNS[2]):
         text = pattern.sub(keep_key, text)
     text = _TOKENS.sub(whole, text)
     return " ".join(text.split()), bool(removed)
