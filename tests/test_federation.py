@@ -242,3 +242,32 @@ def test_rank_fusion_interleaves_lists_and_sums_shared_hits() -> None:
     b = [{"id": "b1"}, {"id": "a2"}]
     fused = fuse([a, b], 3)
     assert [h["id"] for h in fused] == ["a2", "a1", "b1"]
+
+
+async def test_a_server_started_over_stdio_is_searched_like_one_over_http(
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    remote = tmp_path / "remote"
+    build(remote).close()
+    hub = tmp_path / "hub"
+    hub.mkdir()
+    registry = {"local": {"command": sys.executable, "timeout_s": 60,
+                          "args": ["-m", "groundkb", "--config", str(remote / "groundkb.toml"),
+                                   "serve"]}}  # fmt: skip
+    (hub / "rag-mcp.json").write_text(json.dumps(registry))
+    (hub / "groundkb.toml").write_text('db = "hub.db"\nembedder = "none"\n')
+    (hub / "note.md").write_text("# Note\n\nNothing here.\n")
+    with KnowledgeBase.open(settings=load_settings(hub / "groundkb.toml")) as kb:
+        kb.ingest(hub / "note.md", "hub")
+    world = {"hub": hub}
+    _, out = await as_user(world, "bob", "staff", "rag_discover_resources")
+    ids = sorted(r["id"] for r in out["results"]["resources"])
+    # the stdio server runs as its operator: every source; the registry could narrow it
+    assert ids == ["hub", "local/handbook", "local/legal", "local/platform"]
+    error, out = await as_user(
+        world, "bob", "staff", "rag_get_raw_results", query="vacation days",
+        sources=["local/handbook"],
+    )  # fmt: skip
+    assert not error and out["results"]["hits"][0]["sourceId"] == "vacation"
