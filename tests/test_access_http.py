@@ -152,7 +152,11 @@ def test_rest_callers_read_only_their_sources(server: Server) -> None:
     assert forbidden.json()["error"]["message"].replace(hidden, "X") == missing.json()["error"][
         "message"
     ].replace("no-such-doc", "X")
-    assert [s["name"] for s in server.get("/api/sources", bob).json()["sources"]] == ["handbook"]
+    (handbook,) = server.get("/api/sources", bob).json()["sources"]
+    assert handbook["name"] == "handbook" and handbook["location"] == ""  # no server paths
+    admin_view = server.get("/api/sources", ADMIN_TOKEN).json()["sources"]
+    legal = next(x for x in admin_view if x["name"] == "legal")
+    assert legal["groups"] == ["legal"] and legal["location"].endswith("legal")
     assert server.get("/api/stats", bob).json()["documents"] == 3
     assert server.get("/api/endpoints", bob, resource="payroll").json()["endpoints"] == []
     assert not leaks(server.get("/api/commands", bob).json())

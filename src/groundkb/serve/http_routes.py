@@ -29,6 +29,7 @@ from fastapi.security import HTTPBearer
 from .. import bounds
 from ..access import audit
 from ..access.principal import Principal
+from ..access.sources import access_rules
 from ..errors import Forbidden, GroundKBError, NotFound, Unauthorized
 from ..ops import Caller, calling
 from ..settings import SECRET_SETTINGS, SETTINGS, load_settings
@@ -347,10 +348,19 @@ async def sources(ctx: Ctx) -> o.SourcesOut:
     def run() -> o.SourcesOut:
         off = ctx.kb.disabled_sources()
         last = ctx.kb.ops.last_ingest
+        infos = ctx.kb.sources()
+        rules = access_rules(infos, ctx.kb.settings)
+        operator = ctx.kb.readable is None
         return o.SourcesOut(
             sources=[
-                o.source_out(i, i.source.name not in off, last.get(i.source.name))
-                for i in ctx.kb.sources()
+                o.source_out(
+                    i,
+                    i.source.name not in off,
+                    last.get(i.source.name),
+                    rules[i.source.name].groups,
+                    location=operator,
+                )
+                for i in infos
             ]
         )
 

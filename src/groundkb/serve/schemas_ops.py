@@ -69,12 +69,21 @@ class SourceOut(BaseModel):
     )
 
 
-def source_out(i: SourceInfo, enabled: bool, last: IngestReport | None) -> SourceOut:
+def source_out(
+    i: SourceInfo,
+    enabled: bool,
+    last: IngestReport | None,
+    groups: tuple[str, ...] | None = None,
+    location: bool = True,
+) -> SourceOut:
+    """One source as the REST API shows it: ``groups`` the effective reader groups (the
+    settings file's, else the stored ones); without ``location`` the path or URL it was
+    read from is left out (callers who are not the operator)."""
     return SourceOut(
         name=i.source.name,
         kind=i.source.kind,
-        location=i.source.location,
-        groups=list(i.source.groups),
+        location=i.source.location if location else "",
+        groups=list(i.source.groups if groups is None else groups),
         documents=i.documents,
         chunks=i.chunks,
         updated_at=i.updated_at,
