@@ -81,16 +81,16 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str,
     with (
         remote(tmp_path / "a", ["legal"]) as (a_url, a_token, a_rec),
         remote(tmp_path / "b", ["platform"]) as (b_url, b_token, _),
-        remote(tmp_path / "slow", [], delay_s=3.0) as (slow_url, slow_token, _),
+        remote(tmp_path / "slow", [], delay_s=8.0) as (slow_url, slow_token, _),
     ):
         monkeypatch.setenv("A_TOKEN", a_token)
         monkeypatch.setenv("B_TOKEN", b_token)
         monkeypatch.setenv("SLOW_TOKEN", slow_token)
         registry = {
-            "a": {"url": a_url, "auth": {"bearer_env": "A_TOKEN"}, "timeout_s": 10,
+            "a": {"url": a_url, "auth": {"bearer_env": "A_TOKEN"}, "timeout_s": 30,
                   "dataSources": [{"id": "legal", "name": "Legal", "groups": ["legal"]}]},
             "b": {"url": b_url, "groups": ["eng"], "auth": {"bearer_env": "B_TOKEN"},
-                  "timeout_s": 10},
+                  "timeout_s": 30},
             "slow": {"url": slow_url, "groups": ["eng"], "auth": {"bearer_env": "SLOW_TOKEN"},
                      "timeout_s": 1},
             "down": {"url": f"http://127.0.0.1:{closed_port()}/mcp", "groups": ["eng"],
@@ -128,7 +128,7 @@ async def test_discovery_merges_servers_the_caller_may_use(world: dict[str, Any]
     assert ids == ["a/handbook", "a/legal", "b/handbook", "b/platform", "hub"]
     errors = {e["server"]: e["code"] for e in ann["results"]["server_errors"]}
     assert errors == {"down": "backend_unavailable", "slow": "backend_unavailable"}
-    assert took < 3.0  # the slow server's 1 s timeout, not its 3 s delay, in parallel
+    assert took < 7.0  # the slow server's 1 s timeout, not its 8 s delay, in parallel
 
 
 async def test_search_fans_out_and_fuses_by_rank(world: dict[str, Any]) -> None:
@@ -136,7 +136,7 @@ async def test_search_fans_out_and_fuses_by_rank(world: dict[str, Any]) -> None:
         world, "ann", "legal,eng", "rag_get_raw_results",
         query="expense reports", sources=["a/handbook", "b/handbook", "hub"], top_k=5,
     )  # fmt: skip
-    assert not error
+    assert not error and "source_errors" not in out["results"], out["results"]
     hits = out["results"]["hits"]
     servers = [h["resourceId"].split("/")[0] for h in hits[:3]]
     assert set(servers) == {"a", "b", "hub"}  # each server's best, interleaved
@@ -151,7 +151,7 @@ async def test_a_stopped_or_slow_server_gives_partial_results_with_errors(
         world, "ann", "legal,eng", "rag_get_raw_results",
         query="expense reports", sources=["a/handbook", "slow/handbook", "down/handbook"],
     )  # fmt: skip
-    assert time.perf_counter() - started < 3.0
+    assert time.perf_counter() - started < 7.0  # not the slow server's 8 s
     assert not error and out["results"]["hits"][0]["resourceId"] == "a/handbook"
     failed = {e["resourceId"]: e["code"] for e in out["results"]["source_errors"]}
     assert failed == {"slow/*": "backend_unavailable", "down/*": "backend_unavailable"}

@@ -107,9 +107,10 @@ class Aggregator:
     # ---------------------------------------------------------------- search
     async def search(
         self, who: Principal, query: str, resource_ids: Sequence[str], top_k: int
-    ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
-        """Hits from every server holding one of ``resource_ids``, fused, and an error per
-        source or server that could not be searched."""
+    ) -> tuple[list[list[dict[str, Any]]], list[dict[str, str]]]:
+        """Each server's ranked hits (one list per server holding one of
+        ``resource_ids``, in registry order, for the caller to fuse with its own), and
+        an error per source or server that could not be searched."""
         allowed = {s.key: s for s in self.servers_for(who)}
         wanted: dict[str, list[str]] = {}
         errors: list[dict[str, str]] = []
@@ -123,7 +124,7 @@ class Aggregator:
                                "message": f"no source {rid!r}"})  # fmt: skip
                 continue
             wanted.setdefault(key, []).append(source)
-        lists: list[list[dict[str, Any]]] = []
+        lists: dict[str, list[dict[str, Any]]] = {}
 
         async def one(server: RemoteServer, sources: list[str]) -> None:
             args = {"query": query, "sources": sources, "top_k": top_k, "username": who.user}
@@ -141,12 +142,15 @@ class Aggregator:
             for e in data.get("source_errors", []):
                 if isinstance(e, dict):
                     errors.append({**e, "resourceId": f"{server.key}/{e.get('resourceId', '')}"})
-            lists.append(hits)
+            lists[server.key] = hits
 
         async with anyio.create_task_group() as tg:
             for key, sources in wanted.items():
                 tg.start_soon(one, allowed[key], sources)
-        return fuse(lists, top_k), errors
+        # the same order whichever server answered first
+        return [lists[k] for k in wanted if k in lists], sorted(
+            errors, key=lambda e: e.get("resourceId", "")
+        )
 
     # ------------------------------------------------------------------ call
     async def _call(self, server: RemoteServer, tool: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -337,7 +337,7 @@ def register_rag_tools(
                 remote=remote_ids,
             )  # fmt: skip
         if remote_ids and aggregator is not None:
-            remote_hits, remote_errors = await aggregator.search(who, query, remote_ids, top_k)
+            remote_lists, remote_errors = await aggregator.search(who, query, remote_ids, top_k)
             errors += remote_errors
             refused = [e["resourceId"] for e in remote_errors if e["code"] == "invalid_source"]
             failed = [e for e in remote_errors if e["code"] != "invalid_source"]
@@ -350,12 +350,10 @@ def register_rag_tools(
                 outcome=failed[0]["code"] if failed else "ok",
                 query=query,
             )
-            if hits and remote_hits:
-                from ..federation.aggregator import fuse
+            from ..federation.aggregator import fuse
 
-                hits = fuse([hits, remote_hits], top_k)
-            else:
-                hits = (hits or remote_hits)[:top_k]
+            # one reciprocal rank fusion over this server's list and each remote's
+            hits = fuse([hits, *remote_lists], top_k)
         if not ok and not (remote_ids and hits) and errors:
             first = errors[0]
             codes = {e["code"] for e in errors}
