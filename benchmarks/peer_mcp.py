@@ -109,6 +109,8 @@ class Server:
         return {"query": query, "limit": 10}
 
     def doc_ids(self, text: str, structured: dict[str, Any] | None) -> list[str]:
+        if structured is None and text.startswith("{"):  # groundkb: one JSON text
+            structured = json.loads(text)
         if structured is not None and "hits" in structured:
             return [Path(str(h["doc_id"])).stem for h in structured["hits"]]
         return re.findall(r"Result \d+: \S*/([^/\s]+)\.md", text)
@@ -168,6 +170,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300, help="most test questions asked")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--no-hybrid", action="store_true", help="skip groundkb hybrid")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="the src folder of another groundkb checkout: also serve the keyword index "
+        "with that code (a before/after in the same run)",
+    )
     parser.add_argument("--json", type=Path)
     opts = parser.parse_args()
     corpus, queries, qrels = _load(opts.data)
@@ -217,6 +225,23 @@ def main() -> None:
         ]
         if opts.no_hybrid:
             servers.pop()
+        if opts.baseline:
+            servers.append(
+                Server(
+                    "groundkb keyword (baseline)",
+                    StdioServerParameters(
+                        command=sys.executable,
+                        args=["-m", "groundkb", "--db", str(kw_db), "serve"],
+                        env={
+                            **env,
+                            "PYTHONPATH": str(opts.baseline.resolve()),
+                            "GROUNDKB_EMBEDDER": "none",
+                            "GROUNDKB_RETRIEVAL": "keyword",
+                        },
+                    ),
+                    "search_knowledge",
+                )
+            )
         if peer_main is not None:
             store, config = Path(tmp) / "peer-store", Path(tmp) / "peer-config.yaml"
             config.write_text(  # let the peer read local files under the temporary folder

@@ -12,11 +12,12 @@ you give (keyword-only or hybrid), with the engine's phases timed by wrapping th
 * ``hits``: building the hits, snippets included (``_hit``);
 * ``rendering``: the result as the tool's output model, compacted and fitted to its
   token budget (``search_out``, ``compact_search``, ``fit_search``);
-* ``json``: serializing the text copy of the result;
+* ``json``: serializing the result's JSON text;
 * ``server other``: the rest of the server's ``call_tool`` (argument validation,
   thread hop, the SDK);
 * ``client and transport``: the client's round trip minus the server's ``call_tool``
-  (request and result (de)serialization, output-schema validation in the client).
+  (request and result (de)serialization; output-schema validation in the client when
+  ``mcp_structured_output`` is on).
 
 Medians over the questions, in ms. Example::
 
@@ -71,7 +72,7 @@ def _timed(phase: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 def _instrument() -> None:
     from groundkb.ops import visible
     from groundkb.search import engine
-    from groundkb.serve import mcp, mcp_prompts
+    from groundkb.serve import mcp, mcp_output
 
     S = engine.Searcher
     S.parse = _timed("analysis", S.parse)  # type: ignore[method-assign]
@@ -87,7 +88,7 @@ def _instrument() -> None:
     mcp.search_out = _timed("rendering", mcp.search_out)
     mcp.compact_search = _timed("rendering", mcp.compact_search)
     mcp.fit_search = _timed("rendering", mcp.fit_search)
-    mcp.compact_json = _timed("json", mcp_prompts.compact_json)
+    mcp_output.compact_json = _timed("json", mcp_output.compact_json)
 
 
 def main() -> None:
@@ -136,7 +137,8 @@ def main() -> None:
                         "search_knowledge", {"query": q, "limit": args.limit}
                     )
                     total = time.perf_counter() - started
-                    modes[str((r.structured_content or {}).get("mode"))] += 1
+                    data = r.structured_content or json.loads(r.content[0].text)  # type: ignore[union-attr]
+                    modes[str(data.get("mode"))] += 1
                     timed = {k: v for k, v in _times.items() if k != "server total"}
                     server_total = _times["server total"]
                     for k, v in timed.items():

@@ -26,6 +26,7 @@ from groundkb.serve.mcp import build_server
 from groundkb.settings import load_settings
 
 from .access_corpus import SECRET_WORDS, build
+from .mcp_result import payload
 
 BOB = Principal("bob", frozenset({"staff"}))  # handbook only
 ANN = Principal("ann", frozenset({"legal"}))  # handbook and legal
@@ -189,7 +190,7 @@ async def test_mcp_tools_resources_and_prompts_leak_nothing(
             for q in QUERIES:
                 for args in ({}, {"source": "legal"}, {"type": "command"}, {"explain": True}):
                     r = await client.call_tool("search_knowledge", {"query": q, **args})
-                    seen.append((r.structured_content or r.content, q))
+                    seen.append((payload(r) or r.content, q))
             for name, args in (
                 ("get_document", {"id": hidden}),
                 ("get_document", {"id": f"{hidden}#0"}),
@@ -202,7 +203,7 @@ async def test_mcp_tools_resources_and_prompts_leak_nothing(
             ):
                 r = await client.call_tool(name, args)
                 text = r.content[0].text if r.content else ""  # type: ignore[union-attr]
-                seen.append((r.structured_content or text, json.dumps(args)))
+                seen.append((payload(r) or text, json.dumps(args)))
                 if name == "get_document":
                     assert r.is_error and "[not_found]" in text
             listed = await client.list_resources()

@@ -27,6 +27,7 @@ from groundkb.serve.http import create_app
 from groundkb.settings import load_settings
 
 from .access_corpus import SECRET_WORDS, build
+from .mcp_result import payload
 from .serving import running_at
 
 ISSUER = "https://id.example.test"
@@ -192,8 +193,8 @@ async def test_mcp_over_http_runs_as_the_tokens_user(server: Server) -> None:
             Client(streamable_http_client(server.base + "/mcp", http_client=h)) as c,
         ):
             r = await c.call_tool("search_knowledge", {"query": query, **args})
-            assert r.structured_content is not None
-            return r.structured_content
+            assert payload(r) is not None
+            return payload(r)
 
     bob = await search(server.tokens["bob"], "zanzibar merger", source="legal")
     assert not bob["hits"] and not leaks(bob, "zanzibar merger")

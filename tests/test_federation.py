@@ -26,6 +26,7 @@ from groundkb.serve.mcp import build_server
 from groundkb.settings import load_settings
 
 from .access_corpus import build
+from .mcp_result import payload
 from .serving import running_at
 
 pytestmark = pytest.mark.anyio
@@ -115,7 +116,7 @@ async def as_user(world: dict[str, Any], user: str, groups: str, tool: str, **ar
     with KnowledgeBase.open(settings=settings) as kb:
         async with Client(build_server(kb, aggregator=aggregator_for(settings))) as client:
             r = await client.call_tool(tool, args)
-            return r.is_error, r.structured_content
+            return r.is_error, payload(r)
 
 
 async def test_discovery_merges_servers_the_caller_may_use(world: dict[str, Any]) -> None:
@@ -196,7 +197,7 @@ async def test_each_remote_gets_its_own_credential_never_the_callers(
             r = await client.call_tool(
                 "rag_get_raw_results", {"query": "merger", "sources": ["a/legal"]}
             )
-    assert not r.is_error and r.structured_content["results"]["hits"]
+    assert not r.is_error and payload(r)["results"]["hits"]
     seen = world["a_recorder"].authorizations
     import os
 
@@ -220,7 +221,7 @@ async def test_registry_changes_apply_without_restart(world: dict[str, Any]) -> 
             (world["hub"] / "rag-mcp.json").write_text(json.dumps(registry))
             changes = aggregator.registry.reload()
             after = await client.call_tool("rag_discover_resources", {})
-    ids = lambda r: [x["id"] for x in r.structured_content["results"]["resources"]]  # noqa: E731
+    ids = lambda r: [x["id"] for x in payload(r)["results"]["resources"]]  # noqa: E731
     assert "b/handbook" not in ids(before) and "b/handbook" in ids(after)
     assert changes == {"added": [], "removed": [], "changed": ["b"]}
 

@@ -26,6 +26,7 @@ from groundkb.serve.cli import cli
 from groundkb.serve.mcp import build_server
 
 from .conftest import EXAMPLES, FIXTURES
+from .mcp_result import payload
 
 BOUNDED = settings(
     max_examples=60,
@@ -157,4 +158,4 @@ def test_mcp_tools_answer_with_a_result_or_our_error(
         assert "[" in text and "] " in text and "Traceback" not in text, text
         assert "internal_error" not in text, (tool, arguments, text)
     else:
-        assert result.structured_content is not None
+        assert payload(result) is not None

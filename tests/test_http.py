@@ -17,6 +17,7 @@ from groundkb import KnowledgeBase, Settings, load_settings
 from groundkb.serve.http import create_app
 
 from .conftest import EXAMPLES, FIXTURES
+from .mcp_result import payload
 from .serving import running
 
 TOKEN = "s3cret-admin-token"
@@ -292,8 +293,8 @@ async def test_mcp_is_served_beside_the_rest_api(kb: KnowledgeBase) -> None:
     with running(create_app(kb)) as base:
         async with Client(f"{base}/mcp") as client:
             res = await client.call_tool("search_knowledge", {"query": "explain workspace"})
-            assert res.structured_content is not None
-            assert res.structured_content["hits"][0]["doc_id"] == "concepts/workspace"
+            assert payload(res) is not None
+            assert payload(res)["hits"][0]["doc_id"] == "concepts/workspace"
         rest = httpx2.get(f"{base}/api/search", params={"query": "explain workspace"}).json()
-        assert rest["hits"][0]["doc_id"] == res.structured_content["hits"][0]["doc_id"]
+        assert rest["hits"][0]["doc_id"] == payload(res)["hits"][0]["doc_id"]
         assert kb.ops.series.summary(60)["searches"] == 2  # one mode and one count per process

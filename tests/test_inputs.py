@@ -21,6 +21,7 @@ from groundkb.serve.mcp import build_server
 from groundkb.serve.schemas import resource_uri
 
 from .conftest import EXAMPLES
+from .mcp_result import payload
 
 BIG = "x" * 1_000_000
 
@@ -181,8 +182,8 @@ async def test_mcp_bounds_and_our_errors(mixed_kb: KnowledgeBase) -> None:
             assert res.is_error and "[invalid_input]" in text and expected in text, text
             assert len(text) < 400 and "pydantic" not in text
         long = await client.call_tool("search_knowledge", {"query": "list users " * 300})
-        assert not long.is_error and long.structured_content is not None
-        assert "query cut to its first 2000 characters" in long.structured_content["notice"]
+        assert not long.is_error and payload(long) is not None
+        assert "query cut to its first 2000 characters" in payload(long)["notice"]
 
 
 @pytest.mark.anyio
@@ -207,19 +208,26 @@ async def test_every_hit_and_document_carries_a_resource_uri_that_reads_as_given
             text = (await client.read_resource(raw)).contents[0].text  # type: ignore[union-attr]
             assert text.startswith("# Workspace")
         found = await client.call_tool("search_knowledge", {"query": "explain workspace"})
-        assert found.structured_content is not None
-        for hit in found.structured_content["hits"]:
-            res = await client.read_resource(hit["resource_uri"])
+        assert payload(found) is not None
+        for hit in payload(found)["hits"]:  # left out when it is kb://docs/ and the id
+            uri = hit.get("resource_uri", "kb://docs/" + hit["doc_id"])
+            assert uri == resource_uri(hit["doc_id"])
+            res = await client.read_resource(uri)
             assert f"id: {hit['doc_id']}" in res.contents[0].text  # type: ignore[union-attr]
+        odd = payload(await client.call_tool("search_knowledge", {"query": "query id"}))
+        uris = {h["doc_id"]: h.get("resource_uri") for h in odd["hits"]}
+        assert uris.get("a?b%20c") == resource_uri("a?b%20c") != "kb://docs/a?b%20c"
+        res = await client.read_resource(uris["a?b%20c"])
+        assert "id: a?b%20c" in res.contents[0].text  # type: ignore[union-attr]
         for doc_id in ("faq#1", "a?b%20c"):
             doc = await client.call_tool("get_document", {"id": doc_id})
-            assert doc.structured_content is not None, doc.content
-            assert doc.structured_content["id"] == doc_id  # '#' kept, not cut
-            res = await client.read_resource(doc.structured_content["resource_uri"])
+            assert payload(doc) is not None, doc.content
+            assert payload(doc)["id"] == doc_id  # '#' kept, not cut
+            res = await client.read_resource(payload(doc)["resource_uri"])
             assert f"id: {doc_id}" in res.contents[0].text  # type: ignore[union-attr]
         chunk = await client.call_tool("get_document", {"id": "concepts/workspace#0"})
-        assert chunk.structured_content is not None
-        assert chunk.structured_content["id"] == "concepts/workspace"  # a chunk id works
+        assert payload(chunk) is not None
+        assert payload(chunk)["id"] == "concepts/workspace"  # a chunk id works
 
 
 @pytest.mark.anyio

@@ -18,6 +18,7 @@ from groundkb import KnowledgeBase
 from groundkb.serve.mcp import build_server
 
 from .conftest import EXAMPLES
+from .mcp_result import payload
 
 pytestmark = pytest.mark.anyio
 
@@ -29,7 +30,8 @@ async def test_tools_are_typed_read_only_and_described(docs_kb: KnowledgeBase) -
         for tool in tools.values():
             assert tool.description and tool.annotations is not None
             assert tool.annotations.read_only_hint is True
-            assert tool.output_schema is not None
+            # one compact JSON text; the RAG tools' contract is structured content
+            assert (tool.output_schema is not None) == tool.name.startswith("rag_")
         props = tools["search_knowledge"].input_schema["properties"]
         assert {"query", "type", "category", "source", "limit"} <= set(props)
         assert "search_knowledge" in (client.instructions or "")
@@ -40,7 +42,7 @@ async def test_search_returns_verdict_hits_and_evidence(docs_kb: KnowledgeBase, 
     async with Client(build_server(docs_kb), mode=mode) as client:  # type: ignore[arg-type]
         res = await client.call_tool("search_knowledge", {"query": "explain workspace"})
         assert not res.is_error
-        data = res.structured_content
+        data = payload(res)
         assert data is not None
         assert data["verdict"]["kind"] == "answer"
         hit = data["hits"][0]
@@ -48,9 +50,9 @@ async def test_search_returns_verdict_hits_and_evidence(docs_kb: KnowledgeBase, 
         assert hit["title"] == "Workspace" and "header_path" not in hit  # it is the title
         assert hit["citation"] and hit["matched_terms"] == ["workspace"]
         miss = await client.call_tool("search_knowledge", {"query": "explain calendar"})
-        assert miss.structured_content is not None
-        assert miss.structured_content["verdict"]["kind"] == "no_match"
-        assert miss.structured_content["hits"] == []
+        assert payload(miss) is not None
+        assert payload(miss)["verdict"]["kind"] == "no_match"
+        assert payload(miss)["hits"] == []
 
 
 async def test_search_hits_leave_out_what_repeats_unless_explain_is_asked(
@@ -58,18 +60,20 @@ async def test_search_hits_leave_out_what_repeats_unless_explain_is_asked(
 ) -> None:
     async with Client(build_server(docs_kb)) as client:
         args = {"query": "explain workspace"}
-        lean = (await client.call_tool("search_knowledge", args)).structured_content
+        lean = payload(await client.call_tool("search_knowledge", args))
         full = await client.call_tool("search_knowledge", {**args, "explain": True})
-        assert lean is not None and full.structured_content is not None
-    hit, explained = lean["hits"][0], full.structured_content["hits"][0]
+        assert lean is not None and payload(full) is not None
+    hit, explained = lean["hits"][0], payload(full)["hits"][0]
     assert not {"explanation", "ranks", "retriever", "command", "method"} & set(hit)
     assert hit["title"] == "Workspace"  # so its header path, the same, is left out
     assert "header_path" not in hit and "header_path" not in explained
     assert explained["explanation"] and explained["ranks"] == {"keyword": 1}
-    assert hit["snippet"] == explained["snippet"] and hit["citation"] and hit["resource_uri"]
-    assert len(json.dumps(lean)) < len(json.dumps(full.structured_content))
+    assert hit["snippet"] == explained["snippet"] and hit["citation"]
+    assert "resource_uri" not in hit and "content_hash" not in hit  # kb://docs/ + doc_id
+    assert explained["resource_uri"] == "kb://docs/" + hit["doc_id"] and explained["content_hash"]
+    assert len(json.dumps(lean)) < len(json.dumps(payload(full)))
     text = json.loads(full.content[0].text)  # type: ignore[union-attr]
-    assert text == full.structured_content
+    assert text == payload(full)
 
 
 async def test_every_lean_hit_still_meets_the_declared_output_schema(tmp_path: Path) -> None:
@@ -79,8 +83,12 @@ async def test_every_lean_hit_still_meets_the_declared_output_schema(tmp_path: P
         assert kb.ingest(tmp_path / "docs", source="docs").ok
         async with Client(build_server(kb)) as client:
             res = await client.call_tool("search_knowledge", {"query": "page category"})
+        assert not res.is_error and "category" not in payload(res)["hits"][0]  # empty: left out
+        kb.reload(kb.settings.replace(mcp_structured_output=True))
+        async with Client(build_server(kb)) as client:  # the client checks the schema
+            res = await client.call_tool("search_knowledge", {"query": "page category"})
     assert not res.is_error and res.structured_content is not None
-    assert res.structured_content["hits"][0]["category"] == ""
+    assert "category" not in res.structured_content["hits"][0]
 
 
 async def test_errors_carry_our_code_and_no_traceback(docs_kb: KnowledgeBase) -> None:
@@ -107,9 +115,9 @@ async def test_documents_are_resources(docs_kb: KnowledgeBase) -> None:
 async def test_get_document_returns_the_full_entry(commands_kb: KnowledgeBase) -> None:
     async with Client(build_server(commands_kb)) as client:
         res = await client.call_tool("get_document", {"id": "cmd-gw-users-list#0"})
-        assert not res.is_error and res.structured_content is not None
-        assert res.structured_content["command"] == "helios gw users list"
-        assert res.structured_content["examples"][0]["code"] == "helios gw users list"
+        assert not res.is_error and payload(res) is not None
+        assert payload(res)["command"] == "helios gw users list"
+        assert payload(res)["examples"][0]["code"] == "helios gw users list"
 
 
 async def test_stdio_server_subprocess_answers_searches(tmp_path: Path) -> None:
@@ -121,10 +129,10 @@ async def test_stdio_server_subprocess_answers_searches(tmp_path: Path) -> None:
     )
     async with Client(params) as client:
         res = await client.call_tool("search_knowledge", {"query": "helios get-users"})
-        assert res.structured_content is not None
-        assert res.structured_content["hits"] == []
-        assert res.structured_content["verdict"]["reason"] == "unknown_command"
-        assert "helios gw users list" in res.structured_content["suggestions"]
+        assert payload(res) is not None
+        assert payload(res)["hits"] == []
+        assert payload(res)["verdict"]["reason"] == "unknown_command"
+        assert "helios gw users list" in payload(res)["suggestions"]
 
 
 @pytest.mark.anyio
@@ -161,11 +169,34 @@ async def test_streamable_http_server_answers_over_loopback(tmp_path: Path) -> N
             pytest.fail("the HTTP server did not come up")
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             res = await client.call_tool("search_knowledge", {"query": "explain workspace"})
-            assert res.structured_content is not None
-            assert res.structured_content["verdict"]["kind"] == "answer"
-            assert res.structured_content["hits"][0]["doc_id"] == "concepts/workspace"
+            assert payload(res) is not None
+            assert payload(res)["verdict"]["kind"] == "answer"
+            assert payload(res)["hits"][0]["doc_id"] == "concepts/workspace"
     finally:
         server.terminate()
         server.wait(timeout=10)
         if server.stderr:
             server.stderr.close()
+
+
+async def test_a_hit_leaves_out_a_summary_that_is_its_own_opening(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "lead.md").write_text(
+        "# Rotation\n\nKeys rotate every ninety days by default.\n\n"
+        "An operator can rotate them sooner from the console.\n"
+    )
+    (tmp_path / "docs" / "told.md").write_text(
+        "---\nsummary: How retention of audit records works.\n---\n# Retention\n\n"
+        "Audit records rotate out after a year unless kept on hold.\n"
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db") as kb:
+        assert kb.ingest(tmp_path / "docs", source="docs").ok
+        assert kb.get("lead").summary == "Keys rotate every ninety days by default."
+        hits = {h.doc_id: h for h in kb.search("rotate", limit=5).hits}
+        assert hits["lead"].summary == ""  # the snippet's own passage opens with it
+        assert hits["told"].summary == "How retention of audit records works."
+        async with Client(build_server(kb)) as client:
+            data = payload(await client.call_tool("search_knowledge", {"query": "rotate"}))
+    by_id = {h["doc_id"]: h for h in data["hits"]}
+    assert "summary" not in by_id["lead"]
+    assert by_id["told"]["summary"] == "How retention of audit records works."

@@ -19,6 +19,7 @@ from groundkb.errors import InvalidInput
 from groundkb.serve.mcp import build_server
 
 from .conftest import EXAMPLES, FIXTURES
+from .mcp_result import payload
 
 pytestmark = pytest.mark.anyio
 
@@ -62,7 +63,7 @@ async def test_build_prompt_tool_returns_the_prompt_and_every_id_included(
             },
         )
         assert not res.is_error, res.content
-        data = res.structured_content
+        data = payload(res)
         assert data is not None
         assert data["template"] == "knowledge-aware" and data["grounding"] == "strict"
         assert data["verdict"] == "answer" and data["hit_ids"][0] == "cmd-gw-users-list#0"
@@ -76,14 +77,29 @@ async def test_build_prompt_tool_returns_the_prompt_and_every_id_included(
         assert bad.is_error and "[template_not_found]" in bad.content[0].text  # type: ignore[union-attr]
 
 
-async def test_search_text_is_compact_json_equal_to_the_structured_content(
+async def test_results_are_one_compact_json_text_unless_structured_output_is_on(
     commands_kb: KnowledgeBase,
 ) -> None:
     async with Client(build_server(commands_kb)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["search_knowledge"].output_schema is None
+        res = await client.call_tool("search_knowledge", {"query": "list users"})
+        assert res.structured_content is None and len(res.content) == 1
+        text = res.content[0].text  # type: ignore[union-attr]
+        assert text == compact_json(json.loads(text)) and "\n" not in text
+        assert json.loads(text)["hits"][0]["doc_id"] == "cmd-gw-users-list"
+    commands_kb.reload(commands_kb.settings.replace(mcp_structured_output=True))
+    async with Client(build_server(commands_kb)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        for name in ("search_knowledge", "get_command", "list_commands", "build_prompt"):
+            assert tools[name].output_schema is not None, name
         res = await client.call_tool("search_knowledge", {"query": "list users"})
         text = res.content[0].text  # type: ignore[union-attr]
         assert res.structured_content is not None and json.loads(text) == res.structured_content
         assert text == compact_json(res.structured_content) and "\n" not in text
+        cmd = await client.call_tool("get_command", {"command": "helios gw users list"})
+        assert cmd.structured_content is not None and cmd.structured_content["found"] is True
+        assert json.loads(cmd.content[0].text) == cmd.structured_content  # type: ignore[union-attr]
 
 
 async def test_search_and_get_document_never_exceed_max_tokens(
@@ -91,16 +107,16 @@ async def test_search_and_get_document_never_exceed_max_tokens(
 ) -> None:
     async with Client(build_server(commands_kb)) as client:
         full = await client.call_tool("search_knowledge", {"query": "users", "limit": 10})
-        assert full.structured_content is not None
-        n = len(full.structured_content["hits"])
-        assert n >= 3 and full.structured_content["dropped_hits"] == 0
+        assert payload(full) is not None
+        n = len(payload(full)["hits"])
+        assert n >= 3 and "dropped_hits" not in payload(full)
         cap = count_tokens(full.content[0].text) - 50  # type: ignore[union-attr]
         cut = await client.call_tool("search_knowledge", {"query": "users", "max_tokens": cap})
-        data = cut.structured_content
+        data = payload(cut)
         assert data is not None and count_tokens(cut.content[0].text) <= cap  # type: ignore[union-attr]
         assert data["dropped_hits"] >= 1 and len(data["hits"]) == n - data["dropped_hits"]
         kept = {h["chunk_id"] for h in data["hits"]}
-        lost = [h for h in full.structured_content["hits"] if h["chunk_id"] not in kept]
+        lost = [h for h in payload(full)["hits"] if h["chunk_id"] not in kept]
         assert min(h["score"] for h in data["hits"]) >= max(h["score"] for h in lost)
 
     long = tmp_path / "long"
@@ -112,8 +128,8 @@ async def test_search_and_get_document_never_exceed_max_tokens(
     assert commands_kb.ingest(long, source="long").ok
     async with Client(build_server(commands_kb)) as client:
         doc = await client.call_tool("get_document", {"id": "guide"})
-        assert doc.structured_content is not None and doc.structured_content["truncated"] is False
-        content = doc.structured_content["content"]
+        assert payload(doc) is not None and payload(doc)["truncated"] is False
+        content = payload(doc)["content"]
         pieces, offset = [], 0
         while True:
             page = await client.call_tool(
@@ -121,7 +137,7 @@ async def test_search_and_get_document_never_exceed_max_tokens(
             )
             assert not page.is_error, page.content
             assert count_tokens(page.content[0].text) <= 300  # type: ignore[union-attr]
-            part = page.structured_content
+            part = payload(page)
             assert part is not None
             pieces.append(part["content"])
             if part["next_offset"] is None:

@@ -21,6 +21,7 @@ from groundkb.serve.mcp import build_server
 from groundkb.settings import load_settings
 
 from .access_corpus import build
+from .mcp_result import payload
 
 pytestmark = pytest.mark.anyio
 CAPABILITY = "cap-9f8e7d6c5b4a3210"
@@ -50,8 +51,8 @@ def open_as(root: Path, user: str, groups: str, **settings: Any) -> KnowledgeBas
 async def call(kb: KnowledgeBase, tool: str, **args: Any) -> tuple[bool, dict[str, Any]]:
     async with Client(build_server(kb)) as client:
         r = await client.call_tool(tool, args)
-        assert r.structured_content is not None, r.content
-        return r.is_error, r.structured_content
+        assert payload(r) is not None, r.content
+        return r.is_error, payload(r)
 
 
 async def test_discovery_lists_what_the_caller_may_use_whatever_username_says(root: Path) -> None:
@@ -139,7 +140,7 @@ async def test_calls_beyond_the_rate_limit_are_refused(root: Path) -> None:
             args = {"query": "vacation", "sources": ["handbook"]}
             results = [await client.call_tool("rag_get_raw_results", args) for _ in range(3)]
     assert [r.is_error for r in results] == [False, False, True]
-    assert results[2].structured_content["results"]["error"]["code"] == "rate_limited"
+    assert payload(results[2])["results"]["error"]["code"] == "rate_limited"
 
 
 async def test_extractive_answers_cite_only_the_passages_found(root: Path) -> None:

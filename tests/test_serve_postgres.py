@@ -20,6 +20,7 @@ from mcp import Client
 from groundkb.testing.postgres import free_port
 
 from .conftest import EXAMPLES, Postgres
+from .mcp_result import payload
 
 BULK = 500  # pages the concurrent ingest writes
 
@@ -100,14 +101,14 @@ async def test_several_servers_serve_one_database_while_another_process_ingests(
                         "search_knowledge", {"query": "explain workspace"}
                     )
                     assert not res.is_error, res.content
-                    out = res.structured_content or {}
+                    out = payload(res) or {}
                     assert out["verdict"]["kind"] == "answer"
                     assert out["hits"][0]["doc_id"] == "concepts/workspace"
                     res = await session.call_tool(
                         "search_knowledge", {"query": "zanzibar shipping", "limit": 50}
                     )
                     assert not res.is_error, res.content
-                    hits = (res.structured_content or {})["hits"]
+                    hits = (payload(res) or {})["hits"]
                     assert all(h["source"] == "bulk" for h in hits)
                     seen_growing.append(len(hits))
                     searched_during_ingest += 1
@@ -127,5 +128,5 @@ async def test_several_servers_serve_one_database_while_another_process_ingests(
                 res = await session.call_tool(
                     "search_knowledge", {"query": f"zanzibar note {last}"}
                 )
-                out = res.structured_content or {}
+                out = payload(res) or {}
                 assert out["hits"][0]["doc_id"] == f"{last // 100:02}/page-{last:04}"

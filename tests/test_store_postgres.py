@@ -19,6 +19,7 @@ from groundkb.testing.conformance import StoreConformance
 from groundkb.testing.postgres import free_port
 
 from .conftest import EXAMPLES, Postgres
+from .mcp_result import payload
 
 
 class TestPostgresStore(StoreConformance):
@@ -104,8 +105,8 @@ async def test_an_outage_fails_searches_and_the_store_recovers_by_itself(
             finally:
                 server.start()
             res = await client.call_tool("search_knowledge", {"query": "explain workspace"})
-            assert not res.is_error and res.structured_content is not None
-            assert res.structured_content["hits"][0]["doc_id"] == "concepts/workspace"
+            assert not res.is_error and payload(res) is not None
+            assert payload(res)["hits"][0]["doc_id"] == "concepts/workspace"
         r = kb.search("explain workspace")
         assert r.verdict.kind == "answer" and r.hits[0].doc_id == "concepts/workspace"
 

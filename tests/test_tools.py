@@ -20,6 +20,7 @@ from groundkb.serve.cli import cli
 from groundkb.serve.mcp import build_server
 
 from .conftest import EXAMPLES, FIXTURES
+from .mcp_result import payload
 
 SPECS = FIXTURES / "openapi"
 CATALOGS = FIXTURES / "catalogs"
@@ -568,7 +569,7 @@ def _text(result: Any) -> str:
 
 
 @pytest.mark.anyio
-async def test_mcp_tools_are_listed_read_only_with_output_schemas(
+async def test_mcp_tools_are_listed_read_only_with_output_schemas_on_request(
     tools_kb: KnowledgeBase,
 ) -> None:
     async with Client(build_server(tools_kb)) as client:
@@ -577,10 +578,14 @@ async def test_mcp_tools_are_listed_read_only_with_output_schemas(
         assert wanted <= set(tools)
         for name in wanted:
             tool = tools[name]
-            assert tool.description and tool.output_schema is not None
+            assert tool.description and tool.output_schema is None  # one JSON text
             assert tool.annotations is not None and tool.annotations.read_only_hint is True
         instructions = client.instructions or ""
         assert all(name in instructions for name in wanted - {"list_commands"})
+    tools_kb.reload(tools_kb.settings.replace(mcp_structured_output=True))
+    async with Client(build_server(tools_kb)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert all(tools[name].output_schema is not None for name in wanted)
 
 
 @pytest.mark.anyio
@@ -590,7 +595,7 @@ async def test_mcp_get_command_returns_the_command_or_not_found_with_suggestions
     async with Client(build_server(tools_kb)) as client:
         res = await client.call_tool("get_command", {"command": "helios gw users list"})
         assert not res.is_error
-        found = res.structured_content
+        found = payload(res)
         assert found is not None and found["found"] is True
         data = found["command"]
         assert (data["id"], data["type"]) == ("cmd:helios gw users list", "command")
@@ -601,7 +606,7 @@ async def test_mcp_get_command_returns_the_command_or_not_found_with_suggestions
         ]
         miss = await client.call_tool("get_command", {"command": "helios get-users"})
         assert not miss.is_error
-        assert miss.structured_content == {
+        assert payload(miss) == {
             "query": "helios get-users",
             "found": False,
             "command": None,
@@ -610,27 +615,25 @@ async def test_mcp_get_command_returns_the_command_or_not_found_with_suggestions
         other = await client.call_tool(
             "get_command", {"command": "helios gw users list", "source": "nothing-here"}
         )
-        assert other.structured_content is not None
-        assert other.structured_content["found"] is False
+        assert payload(other) is not None
+        assert payload(other)["found"] is False
 
 
 @pytest.mark.anyio
 async def test_mcp_list_commands_pages_with_next_offset(tools_kb: KnowledgeBase) -> None:
     async with Client(build_server(tools_kb)) as client:
-        first = (await client.call_tool("list_commands", {"limit": 2})).structured_content
+        first = payload(await client.call_tool("list_commands", {"limit": 2}))
         assert first is not None
         assert (first["total"], first["offset"], first["next_offset"]) == (5, 0, 2)
         assert [c["id"] for c in first["commands"]] == ["cmd-sync-run", "cmd:helios gw users get"]
         assert first["commands"][0]["command"] == "helios sync run"
-        last = (
-            await client.call_tool("list_commands", {"limit": 2, "offset": 4})
-        ).structured_content
+        last = payload(await client.call_tool("list_commands", {"limit": 2, "offset": 4}))
         assert last is not None
         assert last["next_offset"] is None and [c["id"] for c in last["commands"]] == [
             "cmd:kbtool serve"
         ]
         cat = await client.call_tool("list_commands", {"category": "google-workspace"})
-        assert cat.structured_content is not None and cat.structured_content["total"] == 2
+        assert payload(cat) is not None and payload(cat)["total"] == 2
         bad = await client.call_tool("list_commands", {"limit": 0})
         assert bad.is_error
 
@@ -642,7 +645,7 @@ async def test_mcp_get_api_endpoint_returns_the_operation_and_its_neighbours(
     async with Client(build_server(tools_kb)) as client:
         res = await client.call_tool("get_api_endpoint", {"path": "/pets/123", "method": "DELETE"})
         assert not res.is_error
-        data = res.structured_content
+        data = payload(res)
         assert data is not None
         assert (data["match"], data["method"], data["params"]) == (
             "template", "DELETE", {"petId": "123"}
@@ -652,14 +655,14 @@ async def test_mcp_get_api_endpoint_returns_the_operation_and_its_neighbours(
         assert "curl -X DELETE" in data["operation"]["content"]
         assert ("POST", "/pets") in {(e["method"], e["path"]) for e in data["same_resource"]}
 
-        both = (await client.call_tool("get_api_endpoint", {"path": "/pets"})).structured_content
+        both = payload(await client.call_tool("get_api_endpoint", {"path": "/pets"}))
         assert both is not None and both["operation"] is None and len(both["endpoints"]) == 2
 
         none = await client.call_tool("get_api_endpoint", {"path": "/invoices/1"})
-        assert not none.is_error and none.structured_content is not None
-        assert none.structured_content["match"] == "none"
-        assert none.structured_content["endpoints"] == []
-        assert none.structured_content["operation"] is None
+        assert not none.is_error and payload(none) is not None
+        assert payload(none)["match"] == "none"
+        assert payload(none)["endpoints"] == []
+        assert payload(none)["operation"] is None
 
         blank = await client.call_tool("get_api_endpoint", {"path": "   "})
         assert blank.is_error and "[invalid_input] path: must not be empty" in _text(blank)
@@ -669,7 +672,7 @@ async def test_mcp_get_api_endpoint_returns_the_operation_and_its_neighbours(
 async def test_mcp_find_endpoints_by_resource_and_operation(tools_kb: KnowledgeBase) -> None:
     async with Client(build_server(tools_kb)) as client:
         res = await client.call_tool("find_endpoints", {"resource": "pets", "operation": "create"})
-        data = res.structured_content
+        data = payload(res)
         assert data is not None
         assert (data["resource"], data["operation"]) == ("pets", "create")
         assert [(e["method"], e["path"], e["operation_kind"]) for e in data["endpoints"]] == [
@@ -677,11 +680,7 @@ async def test_mcp_find_endpoints_by_resource_and_operation(tools_kb: KnowledgeB
         ]
         assert data["endpoints"][0]["operation_id"] == "addPet"
         assert data["endpoints"][0]["resources"] == ["pet"]
-        every = (
-            await client.call_tool("find_endpoints", {"resource": "customer"})
-        ).structured_content
+        every = payload(await client.call_tool("find_endpoints", {"resource": "customer"}))
         assert every is not None and len(every["endpoints"]) == 6
-        nothing = (
-            await client.call_tool("find_endpoints", {"resource": "invoice"})
-        ).structured_content
+        nothing = payload(await client.call_tool("find_endpoints", {"resource": "invoice"}))
         assert nothing is not None and nothing["endpoints"] == []

@@ -17,6 +17,7 @@ from groundkb.search.verdict import Logistic, model_from_settings
 from groundkb.serve.cli import cli
 
 from .conftest import EXAMPLES
+from .mcp_result import payload
 
 
 @pytest.fixture
@@ -195,11 +196,11 @@ async def test_mcp_results_carry_options_and_lookups_that_find_nothing_say_so(
     ).ok
     async with Client(build_server(both_kb)) as client:
         res = await client.call_tool("search_knowledge", {"query": "home"})
-        data = res.structured_content
+        data = payload(res)
         assert data is not None and data["verdict"]["kind"] == "clarify"
         assert [o["title"] for o in data["verdict"]["options"]][:2] == ["Home", "Dashboard"]
         miss = await client.call_tool("get_api_endpoint", {"path": "/petz/1"})
-        found = miss.structured_content
+        found = payload(miss)
         assert not miss.is_error and found is not None
         assert found["found"] is False and found["endpoints"] == []
         assert any(s.endswith("/pets/{petId}") for s in found["suggestions"])

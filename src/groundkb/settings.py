@@ -194,6 +194,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("glossary_categories", str, "concepts,glossary", "Categories of the glossary."),
     Setting("tool_max_tokens", int, 18000, "Default token cap of MCP search/get results."),
     Setting(
+        "mcp_structured_output",
+        bool,
+        False,
+        "MCP tools declare output schemas and return structured content too (each result "
+        "then travels twice); off: one compact JSON text. Read at server start.",
+    ),
+    Setting("snippet_chars", int, 200, "Longest hit snippet, in characters (40 at least)."),
+    Setting(
         "admin_token",
         str,
         "",
@@ -361,6 +369,8 @@ class Settings:
     axiom_categories: str = "axioms"
     glossary_categories: str = "concepts,glossary"
     tool_max_tokens: int = 18000
+    mcp_structured_output: bool = False
+    snippet_chars: int = 200
     admin_token: str = dataclasses.field(default="", repr=False)
     auth_tokens_file: str = ""
     auth_jwt_issuer: str = ""

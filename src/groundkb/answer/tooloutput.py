@@ -57,16 +57,29 @@ def fits(data: Any, max_tokens: int) -> bool:
     return len(text.encode("utf-8")) <= max_tokens or count_tokens(text) <= max_tokens
 
 
-#: Per-hit fields that explain the ranking rather than the answer: sent with ``explain``.
-EXPLAIN_FIELDS = ("explanation", "ranks", "retriever")
+#: Per-hit fields that explain the ranking or identify a version rather than answer:
+#: sent with ``explain``.
+EXPLAIN_FIELDS = ("explanation", "ranks", "retriever", "content_hash")
 #: Optional per-hit fields that carry nothing when empty.
-_EMPTY_OMITTED = ("command", "summary", "method", "path", "resource")
+_EMPTY_OMITTED = ("category", "command", "summary", "method", "path", "resource")
+#: Result fields left out at their default (empty or zero) value.
+_DEFAULT_OMITTED = {
+    "suggestions": [],
+    "corrected_query": "",
+    "multi_intent": False,
+    "fallback": "",
+    "notice": "",
+    "dropped_hits": 0,
+}
+_PLAIN_URI = "kb://docs/"
 
 
 def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, Any]:
-    """A search result without what repeats or explains: the ranking's explanation,
-    per-retriever ranks and retriever (unless ``explain``), empty optional fields, a header
-    path that is just the title, and option labels that are just the title."""
+    """A search result without what repeats or explains (unless ``explain``): the
+    ranking's explanation, per-retriever ranks, retriever, content hash and query terms;
+    empty optional fields and result fields at their default; a header path that is just
+    the title; a resource URI that is just ``kb://docs/`` and the id; and option labels
+    that are just the title."""
     hits = []
     for hit in data.get("hits", ()):
         h = {k: v for k, v in hit.items() if explain or k not in EXPLAIN_FIELDS}
@@ -75,15 +88,28 @@ def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, 
                 del h[key]
         if h.get("header_path") in ("", h.get("title")):
             h.pop("header_path", None)
+        if not explain and h.get("resource_uri") in ("", _PLAIN_URI + str(h.get("doc_id"))):
+            h.pop("resource_uri", None)
         hits.append(h)
-    out = {**data, "hits": hits}
+    out = {
+        k: v
+        for k, v in data.items()
+        if not (k in _DEFAULT_OMITTED and v == _DEFAULT_OMITTED[k]) and (explain or k != "terms")
+    }
+    out["hits"] = hits
     verdict = data.get("verdict")
-    if isinstance(verdict, Mapping) and verdict.get("options"):
-        options = [
-            {k: v for k, v in o.items() if v != "" and not (k == "label" and v == o.get("title"))}
-            for o in verdict["options"]
-        ]
-        out["verdict"] = {**verdict, "options": options}
+    if isinstance(verdict, Mapping):
+        v = {k: x for k, x in verdict.items() if not (k == "options" and not x)}
+        if verdict.get("options"):
+            v["options"] = [
+                {
+                    k: x
+                    for k, x in o.items()
+                    if x != "" and not (k == "label" and x == o.get("title"))
+                }
+                for o in verdict["options"]
+            ]
+        out["verdict"] = v
     return out
 
 
@@ -96,13 +122,15 @@ def _too_small(max_tokens: int, data: Any) -> InvalidInput:
 
 def fit_search(data: Mapping[str, Any], max_tokens: int) -> dict[str, Any]:
     """A search result (JSON data with ``hits``) with its lowest-scored hits dropped
-    until it fits ``max_tokens``; ``dropped_hits`` says how many went."""
-    out = {**data, "dropped_hits": 0}
+    until it fits ``max_tokens``; ``dropped_hits`` says how many went (left out when
+    none did)."""
+    out = dict(data)
+    out.pop("dropped_hits", None)
     hits = list(out["hits"])
     while hits and not fits(out, max_tokens):
         worst = min(range(len(hits)), key=lambda i: (hits[i].get("score", 0.0), -i))
         hits.pop(worst)
-        out = {**out, "hits": hits, "dropped_hits": out["dropped_hits"] + 1}
+        out = {**out, "hits": hits, "dropped_hits": out.get("dropped_hits", 0) + 1}
     if not fits(out, max_tokens):
         raise _too_small(max_tokens, out)
     return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -187,8 +188,14 @@ class Aggregator:
         if result.is_error or not isinstance(results, dict):
             err = results.get("error") if isinstance(results, dict) else None
             code = err.get("code", "backend_unavailable") if isinstance(err, dict) else ""
+            if not code:  # a text-only error: "[code] message"
+                found = _CODE.match(_text(result))
+                code = found.group(1) if found else ""
             raise RemoteError(code or "backend_unavailable", _text(result))
         return results
+
+
+_CODE = re.compile(r"\[([a-z_]+)\] ")
 
 
 class RemoteError(Exception):

@@ -609,7 +609,7 @@ class Searcher:
             type=m.doc.type,
             category=m.doc.category,
             source=m.doc.source,
-            snippet=snippet(m.text, s.matched),
+            snippet=snippet(m.text, s.matched, max(40, self.settings.snippet_chars)),
             score=score,
             matched_terms=s.matched,
             header_path=m.header_path,
@@ -620,7 +620,7 @@ class Searcher:
             ranks={retriever: rank},
             retriever=retriever,
             command=m.doc.command,
-            summary=m.doc.summary,
+            summary=_summary_beside(m),
             **self._endpoint(m.doc),
         )
 
@@ -750,6 +750,20 @@ def _lead_first(scored: list[Scored]) -> list[Scored]:
     top = scored[0].match.doc_id
     same = sorted((s for s in scored if s.match.doc_id == top), key=lambda s: s.match.index)
     return [*same, *(s for s in scored if s.match.doc_id != top)]
+
+
+def _summary_beside(m: KeywordMatch) -> str:
+    """The document's summary for a hit on chunk ``m``, unless it is just the opening of
+    that chunk (a page's first paragraph, derived at ingest): the snippet is a window of
+    the same passage, and the whole passage is one ``get_document`` away."""
+    summary = m.doc.summary
+    lead = summary.rstrip("…").strip()[:_LEAD]
+    if m.index == 0 and lead and " ".join(m.text.split()).startswith(lead):
+        return ""
+    return summary
+
+
+_LEAD = 80
 
 
 def _distinct_titles(scored: Sequence[Scored], n: int) -> tuple[str, ...]:

@@ -247,6 +247,15 @@ def _option(s: Scored) -> Option:
     return option_of(s.match.doc)
 
 
+def _short(option: Option, width: int = 72) -> str:
+    """An option as the clarify message names it: a long title cut at a word (the
+    options themselves keep the whole title)."""
+    if option.command or len(option.title) <= width:
+        return option.label
+    title = option.title[:width].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return f"{title} ({option.category})" if option.category else title
+
+
 def _why(model: Logistic, values: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(
         f"{_LABELS.get(k, k)} {values.get(k, 0.0):.2f} ({'+' if c > 0 else '−'})"
@@ -332,7 +341,7 @@ def decide(
     evidence = _why(model.answer, x)
     if len(close) > 1:
         options = tuple(_option(s) for s in close)
-        listed = " or ".join(o.label for o in options)
+        listed = " or ".join(_short(o) for o in options)
         return (
             Verdict(
                 "clarify",

@@ -1,15 +1,18 @@
 """The MCP server: typed, read-only tools over one KnowledgeBase. All MCP imports live here
-and in ``mcp_prompts.py`` (prompts and the ``build_prompt`` tool).
+and in the other ``mcp_*.py`` modules (prompts and ``build_prompt``, the RAG tools, how
+results are sent).
 
-Tools return structured output (the pydantic models of ``schemas.py``, shared with the
-REST API); errors come back as tool errors that start with our error code, e.g.
+Tools return compact JSON text shaped by the pydantic models of ``schemas.py`` (shared
+with the REST API), or structured output too with ``mcp_structured_output``
+(``mcp_output.py``). Errors come back as tool errors that start with our error code, e.g.
 ``[not_found] no document with id 'x'``, never a traceback. Invalid arguments too:
 ``[invalid_input] limit: must be at most 50`` (see ``errors.py`` in this package, the
 one error mapper of every shell). Argument bounds come from ``bounds.py``.
 
 Every document is the resource ``kb://docs/{+doc_id}`` (the ``+`` lets ids keep their
-``/``); hits and documents carry its URI, percent-encoded where an id holds ``#``,
-``?``, ``%`` or spaces, so it works as given. ``resources/list`` pages through every
+``/``); documents carry its URI, percent-encoded where an id holds ``#``, ``?``, ``%``
+or spaces, so it works as given, and so do hits whose URI is more than ``kb://docs/``
+and the id. ``resources/list`` pages through every
 document (:data:`RESOURCE_PAGE` per page).
 """
 
@@ -39,7 +42,6 @@ from mcp.types import (
     ListResourcesResult,
     PaginatedRequestParams,
     Resource,
-    TextContent,
     ToolAnnotations,
 )
 from pydantic import Field, ValidationError
@@ -53,7 +55,8 @@ from ..settings import Settings
 from .errors import as_error, tool_text
 from .gate import Gate
 from .identity import local_principal
-from .mcp_prompts import _prompt_tools, compact_json, fit_document, fit_search
+from .mcp_output import output_tool, tool_result
+from .mcp_prompts import _prompt_tools, fit_document, fit_search
 from .mcp_rag import register_rag_tools
 from .render import document_text
 from .schemas import (
@@ -111,13 +114,6 @@ MaxTokens = Annotated[
         description="Most tokens (cl100k_base) the result may take; default from the server.",
     ),
 ]
-
-
-def _compact(data: dict[str, Any]) -> CallToolResult:
-    """A structured result whose text copy is compact JSON (the SDK's is indented)."""
-    return CallToolResult(
-        content=[TextContent(type="text", text=compact_json(data))], structured_content=data
-    )
 
 
 def _mapped(kb: KnowledgeBase, operation: str) -> Callable[[BaseException], ToolError]:
@@ -232,9 +228,20 @@ def build_server(
     server.kb, server.gate = kb, gate
     mcp: MCPServer = server
 
+    structured = kb.settings.mcp_structured_output
+
     def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
-        """Register a read-only tool; its description is the docstring, dedented."""
-        return mcp.tool(annotations=READ_ONLY, description=inspect.cleandoc(fn.__doc__ or ""))(fn)
+        """Register a read-only tool; its description is the docstring, dedented; its
+        result sent as ``mcp_output.py`` says."""
+        return output_tool(
+            mcp,
+            structured=structured,
+            annotations=READ_ONLY,
+            description=inspect.cleandoc(fn.__doc__ or ""),
+        )(fn)
+
+    def _compact(data: dict[str, Any]) -> CallToolResult:
+        return tool_result(data, structured)
 
     async def _call(
         fn: Callable[[KnowledgeBase], T],

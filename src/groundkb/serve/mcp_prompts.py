@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 from mcp import MCPError
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from ..answer.tooloutput import compact_json, fit_document, fit_search
 from ..errors import GroundKBError
 from .errors import InternalError, as_error, tool_text
+from .mcp_output import output_tool, tool_result
 from .schemas import Format, Grounding, MessageIn, PromptOut, prompt_out
 
 if TYPE_CHECKING:
@@ -51,7 +52,12 @@ it carries the options to ask about."""
 def _prompt_tools(mcp: MCPServer, kb: KnowledgeBase, gate: Gate) -> None:
     """Register the ``build_prompt`` tool and one MCP prompt per template."""
 
-    @mcp.tool(annotations=READ_ONLY, description=inspect.cleandoc(_BUILD_PROMPT_DOC))
+    @output_tool(
+        mcp,
+        structured=kb.settings.mcp_structured_output,
+        annotations=READ_ONLY,
+        description=inspect.cleandoc(_BUILD_PROMPT_DOC),
+    )
     async def build_prompt(
         question: Annotated[
             str, Field(min_length=1, max_length=2000, description="The user's question.")
@@ -100,9 +106,8 @@ def _prompt_tools(mcp: MCPServer, kb: KnowledgeBase, gate: Gate) -> None:
             built = await gate.run("build_prompt", run, query=question)
         except Exception as exc:
             raise ToolError(tool_text(exc)) from None
-        data = prompt_out(built).model_dump(mode="json")
-        return CallToolResult(
-            content=[TextContent(type="text", text=compact_json(data))], structured_content=data
+        return tool_result(
+            prompt_out(built).model_dump(mode="json"), kb.settings.mcp_structured_output
         )
 
     try:

@@ -107,7 +107,7 @@ class HitOut(_Out):
     chunk_id: str
     title: str
     type: str
-    category: str
+    category: str = Field(default="", description="MCP leaves it out when empty.")
     source: str
     snippet: str
     score: float = Field(description="Evidence score in [0, 1].")
@@ -117,7 +117,9 @@ class HitOut(_Out):
         description="Headings down to the chunk; MCP leaves it out when it is the title.",
     )
     citation: str
-    content_hash: str
+    content_hash: str = Field(
+        default="", description="Version of the document; over MCP only with explain=true."
+    )
     explanation: list[str] = Field(
         default_factory=list, description="How it matched; over MCP only with explain=true."
     )
@@ -127,20 +129,33 @@ class HitOut(_Out):
     )
     retriever: str = "keyword"
     command: str = ""
-    summary: str = ""
+    summary: str = Field(
+        default="",
+        description="The document's summary; empty when it is just the opening of the "
+        "hit's own passage (a page's first paragraph), which the snippet shows a window of.",
+    )
     method: str = Field(default="", description="API operations: the HTTP method.")
     path: str = Field(default="", description="API operations: the path, as in the spec.")
     resource: str = Field(default="", description="API operations: the resource acted on.")
-    resource_uri: str = _RESOURCE_URI
+    resource_uri: str = Field(
+        default="",
+        description="MCP resource URI of the document (read it as is); MCP leaves it out "
+        "when it is kb://docs/ followed by doc_id.",
+    )
 
 
 class SearchOut(_Out):
     query: str
     verdict: VerdictOut
     hits: list[HitOut]
-    suggestions: list[str] = Field(description="Did-you-mean or clarification candidates.")
+    suggestions: list[str] = Field(
+        default_factory=list, description="Did-you-mean or clarification candidates."
+    )
     corrected_query: str = ""
-    terms: list[str] = Field(default_factory=list, description="The query's normalized terms.")
+    terms: list[str] = Field(
+        default_factory=list,
+        description="The query's normalized terms; over MCP only with explain=true.",
+    )
     multi_intent: bool = False
     mode: str = Field(default="keyword", description="keyword, vector or hybrid: what ran.")
     fallback: str = Field(
