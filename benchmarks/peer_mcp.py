@@ -29,6 +29,8 @@ and run::
         --json benchmarks/results/peer_mcp.json
 
 Without ``--peer`` (or if it is not built) only groundkb is measured, with a message.
+``--baseline SRC`` also serves the keyword index with the code of another checkout's
+``src`` folder (e.g. a worktree of the previous commit): a before/after in the same run.
 """
 
 from __future__ import annotations
