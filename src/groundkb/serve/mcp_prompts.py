@@ -4,7 +4,7 @@ Every prompt template of the registry (built-ins and the ``prompt_templates`` fo
 is an MCP prompt with the template's id as its name and the arguments ``question``
 (required), ``grounding``, ``format`` and ``budget``. A host renders it into one user
 message holding the system prompt, then the user prompt (MCP prompt messages have no
-system role). The ``build_prompt`` tool returns the same build as structured data: both
+system role). The ``build_prompt`` tool returns the same build as data (``mcp_output.py``): both
 prompts, the template, the token estimate and the ids of every passage, entity, axiom
 and glossary term included, dropped or trimmed.
 
