@@ -251,17 +251,26 @@ def scope_label(r: Row) -> bool:
 
 
 # ---------------------------------------------------------------------- deciding
+RULE = "scope-first"  # or "answer-first" (--rule)
+
+
 def decide(r: Row, scope: dict[str, float], answer: dict[str, float], ts: float, ta: float) -> str:
-    """The verdict the engine would give with these models (see search/verdict.py)."""
+    """The verdict the engine would give with these models (see search/verdict.py).
+
+    ``scope-first``: P(scope) below its threshold says no_match before P(answer) is
+    asked. ``answer-first``: a top hit that P(answer) says answers makes the question
+    in scope (an answerable question is one the knowledge base covers); P(scope) then
+    only decides between clarify and no_match."""
     if not r.x or r.reason == "multi_intent":
         return r.verdict  # a command look-up or a multi-intent answer: no model decided
     if r.reason in ("empty_query", "no_hits"):
         return "no_match"
+    answers = r.reason in ("exact_title", "definition") or prob(answer, r.x) >= ta
+    if RULE == "answer-first" and answers:
+        return "answer"
     if prob(scope, r.x) < ts:
         return "no_match"
-    if r.reason in ("exact_title", "definition") or prob(answer, r.x) >= ta:
-        return "answer"
-    return "clarify"
+    return "answer" if answers else "clarify"
 
 
 def outcome(rows: Sequence[Row], verdicts: Sequence[str]) -> dict[str, Any]:
@@ -332,12 +341,16 @@ def text(model: dict[str, float], threshold: float) -> str:
 
 
 def main() -> int:
+    global RULE
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--modes", default="keyword,hybrid")
     ap.add_argument("--sets", default="", help="comma-separated subset of the dev sets")
     ap.add_argument("--fresh", action="store_true", help="search again (after engine changes)")
     ap.add_argument("--grid", action="store_true", help="print the threshold grid")
+    ap.add_argument("--rule", choices=("scope-first", "answer-first"), default="scope-first")
+    ap.add_argument("--out", type=Path, default=RESULTS, help="where the report goes")
     args = ap.parse_args()
+    RULE = args.rule
     if not EVAL.is_dir():
         print(f"no evaluation data at {EVAL}", file=sys.stderr)
         return 2
@@ -394,8 +407,8 @@ def main() -> int:
                 f"  {'':11} out: {r['left_out']} auc={r['left_out_auc']} "
                 f"P@20%={r['left_out_precision_at_20pct']}"
             )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"rule": RULE, **out}, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
