@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from groundkb import KnowledgeBase, Settings
 from groundkb.errors import NotFound
-from groundkb.serve.cli import _Progress, cli
+from groundkb.serve.cli import cli
+from groundkb.serve.cli_progress import Progress
 
 from .conftest import EXAMPLES, FIXTURES
 
@@ -58,7 +59,7 @@ def test_an_empty_index_says_to_ingest_not_to_reindex(tmp_path: Path) -> None:
 def test_progress_off_a_terminal_prints_plain_lines_with_rate_and_time_left(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    progress = _Progress(False, every=0.0, tty=False)
+    progress = Progress(False, every=0.0, tty=False)
     progress(0, 4, "ingesting")
     for n in range(1, 5):
         progress(n, 4, f"f{n}.md")

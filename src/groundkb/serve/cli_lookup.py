@@ -1,0 +1,123 @@
+"""``groundkb command``, ``commands``, ``endpoint``, ``endpoints`` and ``get``: exact
+look-ups of commands, API operations and documents. Registered on the main command group
+by ``cli.py``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .cli_common import EXIT_FAILED, fail, open_kb
+
+
+@click.command("command")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the command as JSON.")
+@click.pass_context
+def command_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Print a CLI command by exact name or alias; anything else: not found + did-you-mean.
+
+    With --json a command that does not exist prints {"found": false, "suggestions": [...]}
+    (exit 1) rather than an error.
+    """
+    from .render import document_text, to_json
+
+    with open_kb(ctx) as kb:
+        if not as_json:
+            click.echo(document_text(kb.get_command(name)))
+            return
+        found = kb.lookup_command(name)
+    click.echo(to_json(found))
+    if not found.found:
+        sys.exit(EXIT_FAILED)
+
+
+@click.command("commands")
+@click.option("--category", "-c", help="Only this category.")
+@click.option("--limit", "-n", default=50, show_default=True, type=click.IntRange(1, 500))
+@click.option("--offset", default=0, type=click.IntRange(0), help="Skip this many.")
+@click.option("--json", "as_json", is_flag=True, help="Print the page as JSON (the MCP shape).")
+@click.pass_context
+def commands_cmd(
+    ctx: click.Context, category: str | None, limit: int, offset: int, as_json: bool
+) -> None:
+    """List documented CLI commands, a page at a time."""
+    with open_kb(ctx) as kb:
+        docs, total = kb.list_commands(category, limit=limit, offset=offset)
+    if as_json:
+        from .schemas import commands_out
+
+        click.echo(commands_out(docs, total, offset).model_dump_json(indent=2))
+        return
+    for d in docs:
+        click.echo(f"{d.command or d.title}\t{d.summary}")
+    click.echo(f"{offset + 1 if docs else offset}-{offset + len(docs)} of {total}", err=True)
+
+
+@click.command()
+@click.argument("path")
+@click.option("--method", "-m", help="HTTP method (GET, POST, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Print the lookup as JSON.")
+@click.pass_context
+def endpoint(ctx: click.Context, path: str, method: str | None, as_json: bool) -> None:
+    """Look up an API operation by path: exact, template (/users/123) or without version."""
+    from .render import document_text, to_data, to_json
+
+    with open_kb(ctx) as kb:
+        found = kb.get_api_endpoint(path, method)
+        if as_json:
+            click.echo(to_json({**to_data(found), "found": found.found}))
+            if not found.found:
+                sys.exit(EXIT_FAILED)
+            return
+        if not found.endpoints:
+            others = (
+                f" (this path has {', '.join(found.other_methods)})" if found.other_methods else ""
+            )
+            did = "; did you mean " + ", ".join(found.suggestions) if found.suggestions else ""
+            fail(f"no endpoint {found.method} {found.path}{others}{did}".replace("  ", " "))
+        click.echo(f"match: {found.match}")
+        if len(found.endpoints) == 1:
+            click.echo(document_text(kb.get(found.endpoints[0].doc_id)))
+        for e in found.endpoints if len(found.endpoints) > 1 else ():
+            click.echo(f"{e.method} {e.path}\t{e.title}")
+        for label, group in (("same resource", found.same_resource), ("parents", found.parents),
+                             ("children", found.children)):  # fmt: skip
+            if group:
+                click.echo(f"\n{label}:")
+                for e in group:
+                    click.echo(f"  {e.method} {e.path}\t{e.title}")
+
+
+@click.command()
+@click.argument("resource")
+@click.argument("operation", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def endpoints(ctx: click.Context, resource: str, operation: str | None, as_json: bool) -> None:
+    """Find API operations on RESOURCE, optionally of one OPERATION (create, add, set up, ...)."""
+    from .render import to_json
+
+    with open_kb(ctx) as kb:
+        found = kb.find_endpoints(resource, operation)
+    if as_json:
+        click.echo(to_json(found))
+        return
+    if not found:
+        fail(f"no {operation + ' ' if operation else ''}operations on {resource!r}")
+    for e in found:
+        click.echo(f"{e.method} {e.path}\t{e.operation_kind}\t{e.title}")
+
+
+@click.command()
+@click.argument("doc_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the document as JSON.")
+@click.pass_context
+def get(ctx: click.Context, doc_id: str, as_json: bool) -> None:
+    """Print one document by id."""
+    from .render import document_text, to_json
+
+    with open_kb(ctx) as kb:
+        doc = kb.get(doc_id)
+    click.echo(to_json(doc) if as_json else document_text(doc))
