@@ -4,7 +4,7 @@ MCP hosts cap what one tool result may put into the model's context (one common 
 25,000 tokens); results over it are rejected or cut without notice. ``search_knowledge``
 and ``get_document`` therefore take ``max_tokens`` (default: the ``tool_max_tokens``
 setting) and never exceed it, measured in cl100k_base tokens on the JSON text that is
-sent (the structured content is the same JSON):
+sent (with ``mcp_structured_output`` the structured content is the same JSON):
 
 - a search drops its lowest-scored hits until it fits and says how many it dropped;
 - a document cuts its ``content`` on a token boundary and returns ``next_offset`` to

@@ -1,8 +1,9 @@
 """Pydantic models at the edge, shared by the MCP tools and the REST API.
 
 The core speaks frozen dataclasses (``models.py``, ``apigraph.py``, ``answer/``). These
-models are what leaves the process: the MCP tools' output schemas and the REST API's
-OpenAPI document are generated from the same classes, so the two never drift apart.
+models are what leaves the process: the MCP tools' results (and their output schemas,
+with ``mcp_structured_output``) and the REST API's OpenAPI document come from the same
+classes, so the two never drift apart.
 
 Most models read the dataclasses directly (``from_attributes``): a field named like the
 dataclass attribute (or property, e.g. ``Option.label``) is copied as is, tuples become
