@@ -71,7 +71,6 @@ _DEFAULT_OMITTED = {
     "notice": "",
     "dropped_hits": 0,
 }
-_PLAIN_URI = "kb://docs/"
 
 
 def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, Any]:
@@ -88,8 +87,9 @@ def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, 
                 del h[key]
         if h.get("header_path") in ("", h.get("title")):
             h.pop("header_path", None)
-        if not explain and h.get("resource_uri") in ("", _PLAIN_URI + str(h.get("doc_id"))):
-            h.pop("resource_uri", None)
+        uri = str(h.get("resource_uri", ""))
+        if not explain and (not uri or uri.endswith("/" + str(h.get("doc_id")))):
+            h.pop("resource_uri", None)  # kb://docs/ and the id as it is: nothing encoded
         hits.append(h)
     out = {
         k: v

@@ -758,7 +758,7 @@ def _summary_beside(m: KeywordMatch) -> str:
     the same passage, and the whole passage is one ``get_document`` away."""
     summary = m.doc.summary
     lead = summary.rstrip("…").strip()[:_LEAD]
-    if m.index == 0 and lead and " ".join(m.text.split()).startswith(lead):
+    if m.index == 0 and lead and " ".join(m.text[: 2 * _LEAD].split()).startswith(lead):
         return ""
     return summary
 

@@ -48,7 +48,7 @@ from pydantic import Field, ValidationError
 
 from .. import __version__, bounds
 from ..access.principal import Principal
-from ..answer.tooloutput import compact_search
+from ..answer.tooloutput import compact_search, fit_document, fit_search
 from ..api import KnowledgeBase
 from ..errors import NotFound
 from ..settings import Settings
@@ -56,7 +56,7 @@ from .errors import as_error, tool_text
 from .gate import Gate
 from .identity import local_principal
 from .mcp_output import output_tool, tool_result
-from .mcp_prompts import _prompt_tools, fit_document, fit_search
+from .mcp_prompts import _prompt_tools
 from .mcp_rag import register_rag_tools
 from .render import document_text
 from .schemas import (

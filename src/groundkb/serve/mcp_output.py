@@ -37,16 +37,15 @@ def tool_result(data: dict[str, Any], structured: bool) -> CallToolResult:
 def output_tool(
     mcp: MCPServer, *, structured: bool, annotations: ToolAnnotations, description: str
 ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
-    """Register an async tool whose result (a pydantic model or a ``CallToolResult``)
-    is sent as :func:`tool_result` says; its output schema only when ``structured``."""
+    """Register an async tool that returns a pydantic model (sent as :func:`tool_result`
+    says) or a ``CallToolResult`` it built with :func:`tool_result`; its output schema
+    only when ``structured``."""
 
     def register(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         @functools.wraps(fn)  # the SDK reads the arguments off the wrapped signature
         async def sent(*args: Any, **kwargs: Any) -> Any:
             out = await fn(*args, **kwargs)
-            if isinstance(out, CallToolResult):  # (a pydantic model itself)
-                return out if structured else out.model_copy(update={"structured_content": None})
-            if isinstance(out, BaseModel):
+            if isinstance(out, BaseModel) and not isinstance(out, CallToolResult):
                 return tool_result(out.model_dump(mode="json", by_alias=True), structured)
             return out
 

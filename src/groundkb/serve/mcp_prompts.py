@@ -4,12 +4,9 @@ Every prompt template of the registry (built-ins and the ``prompt_templates`` fo
 is an MCP prompt with the template's id as its name and the arguments ``question``
 (required), ``grounding``, ``format`` and ``budget``. A host renders it into one user
 message holding the system prompt, then the user prompt (MCP prompt messages have no
-system role). The ``build_prompt`` tool returns the same build as data (``mcp_output.py``): both
-prompts, the template, the token estimate and the ids of every passage, entity, axiom
-and glossary term included, dropped or trimmed.
-
-Shared helpers for compact, budgeted tool results (``compact_json``, ``fit_search``,
-``fit_document``) are re-exported for ``mcp.py``.
+system role). The ``build_prompt`` tool returns the same build as data
+(``mcp_output.py``): both prompts, the template, the token estimate and the ids of every
+passage, entity, axiom and glossary term included, dropped or trimmed.
 """
 
 from __future__ import annotations
@@ -24,7 +21,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from ..answer.tooloutput import compact_json, fit_document, fit_search
 from ..errors import GroundKBError
 from .errors import InternalError, as_error, tool_text
 from .mcp_output import output_tool, tool_result
@@ -159,4 +155,4 @@ def _register_prompt(mcp: MCPServer, gate: Gate, tpl: PromptTemplate) -> None:
     mcp.prompt(name=tpl.id, title=tpl.name, description=description)(render)
 
 
-__all__ = ["compact_json", "fit_document", "fit_search", "prompt_out"]
+__all__ = ["prompt_out"]
