@@ -71,6 +71,10 @@ async def test_search_hits_leave_out_what_repeats_unless_explain_is_asked(
     assert hit["snippet"] == explained["snippet"] and hit["citation"]
     assert "resource_uri" not in hit and "content_hash" not in hit  # kb://docs/ + doc_id
     assert explained["resource_uri"] == "kb://docs/" + hit["doc_id"] and explained["content_hash"]
+    # a document's first passage goes without its chunk id (the id and #0), others keep it
+    assert "chunk_id" not in hit and explained["chunk_id"] == hit["doc_id"] + "#0"
+    later = [h["chunk_id"] for h in lean["hits"] if "chunk_id" in h]
+    assert later and not any(c.endswith("#0") for c in later)
     assert len(json.dumps(lean)) < len(json.dumps(payload(full)))
     text = json.loads(full.content[0].text)  # type: ignore[union-attr]
     assert text == payload(full)

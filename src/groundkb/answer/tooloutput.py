@@ -77,8 +77,8 @@ def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, 
     """A search result without what repeats or explains (unless ``explain``): the
     ranking's explanation, per-retriever ranks, retriever, content hash and query terms;
     empty optional fields and result fields at their default; a header path that is just
-    the title; a resource URI that is just ``kb://docs/`` and the id; and option labels
-    that are just the title."""
+    the title; a resource URI that is just ``kb://docs/`` and the id; a chunk id that is
+    the id and ``#0``; and option labels that are just the title."""
     hits = []
     for hit in data.get("hits", ()):
         h = {k: v for k, v in hit.items() if explain or k not in EXPLAIN_FIELDS}
@@ -90,6 +90,8 @@ def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, 
         uri = str(h.get("resource_uri", ""))
         if not explain and (not uri or uri.endswith("/" + str(h.get("doc_id")))):
             h.pop("resource_uri", None)  # kb://docs/ and the id as it is: nothing encoded
+        if not explain and h.get("chunk_id") == f"{h.get('doc_id')}#0":
+            del h["chunk_id"]  # the document's first passage: the id says it
         hits.append(h)
     out = {
         k: v

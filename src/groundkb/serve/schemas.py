@@ -105,7 +105,11 @@ class VerdictOut(_Out):
 
 class HitOut(_Out):
     doc_id: str
-    chunk_id: str
+    chunk_id: str = Field(
+        default="",
+        description="The passage's id; MCP leaves it out when it is doc_id#0 (the "
+        "document's first passage).",
+    )
     title: str
     type: str
     category: str = Field(default="", description="MCP leaves it out when empty.")
