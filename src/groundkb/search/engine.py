@@ -66,7 +66,9 @@ MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
 _SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
 
 
-_Ranked = tuple[float, KeywordMatch, str, bool]  # rank, match, exact ("title"/"alias"/""), in title
+# rank, match, exact ("title"/"alias"/""), in title, BM25F (put into the match only for
+# the candidates that are scored: copying a frozen match costs more than scoring it)
+_Ranked = tuple[float, KeywordMatch, str, bool, float]
 
 
 @dataclass
@@ -452,8 +454,8 @@ class Searcher:
         # Each candidate carries the score it is ranked by: the fused one.
         out: list[_Ranked] = []
         for c in order:
-            _, m, exact, in_title = by_id[c]
-            out.append((fused[c], m, exact, in_title))
+            _, m, exact, in_title, bm25 = by_id[c]
+            out.append((fused[c], m, exact, in_title, bm25))
         return out, cosines, ranks
 
     # ---------------------------------------------------------------- scoring
@@ -541,7 +543,7 @@ class Searcher:
         ``keyword=False`` for a candidate only vector search found: it has no keyword rank.
         """
         prep = self._prepared(parsed)
-        m = replace(m, score=self._bm25(m, prep) if keyword else 0.0)
+        bm25 = self._bm25(m, prep) if keyword else 0.0
         phrase = prep.phrase
         exact = ""
         in_title = False
@@ -555,10 +557,10 @@ class Searcher:
                 exact = "alias"
             in_title = len(phrase) > 1 and any(contains(t, phrase) for t in (title, *aliases))
         boost = self.settings.title_phrase_boost
-        rank = m.score * (1 + (2 * boost if exact else boost if in_title else 0.0))
+        rank = bm25 * (1 + (2 * boost if exact else boost if in_title else 0.0))
         if m.doc.operation_kind:
             rank *= self._operation_factor(m, parsed)
-        return rank, m, exact, in_title
+        return rank, m, exact, in_title, bm25
 
     def _operation_factor(self, m: KeywordMatch, parsed: ParsedQuery) -> float:
         """Rank factor of an API operation for the query (see ``apis.operation_factor``)."""
@@ -580,7 +582,12 @@ class Searcher:
         clause_weights: list[float],
         cosines: Mapping[str, float],
     ) -> Scored:
-        s = score_evidence(*r, parsed, clause_weights, self.analyzer.stop_words)
+        rank, m, exact, in_title, bm25 = r
+        if m.score != bm25:
+            m = replace(m, score=bm25)
+        s = score_evidence(
+            rank, m, exact, in_title, parsed, clause_weights, self.analyzer.stop_words
+        )
         cosine = cosines.get(s.match.chunk_id)
         return s if cosine is None else replace(s, cosine=cosine)
 
