@@ -66,7 +66,9 @@ SIGN = {  # +1: more of it must not lower the probability; -1: must not raise it
     "typo": -1,
     "single": -1,
     "terms": 0,
+    "agree": 1,
 }
+HYBRID_ONLY = ("cosine", "cosine_lead", "agree")  # signals keyword search does not have
 ANSWER_FEATURES = list(SIGN)
 SCOPE_FEATURES = ["known", "cover", "name", "phrase", "cosine"]
 LABELLED = ("orbit", "api")  # sets with questions that have no answer
@@ -364,8 +366,8 @@ def main() -> int:
             by_set[ds.name] = collect(ds, mode, args.fresh)
         rows = [r for rs in by_set.values() for r in rs if r.x]
         labelled = [r for r in rows if r.set in LABELLED]
-        features = [f for f in ANSWER_FEATURES if mode != "keyword" or "cosine" not in f]
-        scope_features = [f for f in SCOPE_FEATURES if mode != "keyword" or "cosine" not in f]
+        features = [f for f in ANSWER_FEATURES if mode != "keyword" or f not in HYBRID_ONLY]
+        scope_features = [f for f in SCOPE_FEATURES if mode != "keyword" or f not in HYBRID_ONLY]
         answer = fit(rows, features, answer_label)
         scope = fit(labelled, scope_features, scope_label)
         if args.grid:

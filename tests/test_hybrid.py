@@ -335,6 +335,23 @@ def test_weighted_fusion_moves_from_keyword_order_to_vector_order(
     assert all(h.retriever == "hybrid" for h in all_vector.hits)
 
 
+def test_the_hybrid_verdict_knows_whether_both_retrievers_put_the_top_hit_first(
+    hashing_kb: KnowledgeBase, open_kb: OpenKB
+) -> None:
+    seen = set()
+    for query in ("share a workspace with a team", "widgets on the dashboard", "explain notes"):
+        firsts = {
+            open_kb(retrieval=mode).search(query, limit=10).hits[0].doc_id
+            for mode in ("keyword", "vector")
+        }
+        hybrid = open_kb(retrieval="hybrid").search(query, limit=10)
+        agree = firsts == {hybrid.hits[0].doc_id}
+        assert hybrid.signals["agree"] == (1.0 if agree else 0.0), query
+        seen.add(agree)
+    assert seen == {True, False}  # both cases were asked about
+    assert "agree" not in open_kb(retrieval="keyword").search("widgets").signals
+
+
 def test_filters_restrict_vector_hits(hashing_kb: KnowledgeBase, open_kb: OpenKB) -> None:
     hashing_kb.ingest(EXAMPLES / "entries", source="commands")
     kb = open_kb(retrieval="vector")

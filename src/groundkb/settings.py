@@ -36,11 +36,11 @@ VERDICT_ANSWER_KEYWORD = (
     " exact=0.56 single=-4.08 terms=3.24"
 )
 VERDICT_SCOPE_HYBRID = (
-    "threshold=0.90 bias=-0.85 known=2.81 cover=0.87 name=0.63 phrase=0.39 cosine=1.77"
+    "threshold=0.90 bias=-0.97 known=2.80 cover=0.76 name=0.64 phrase=0.27 cosine=2.01"
 )
 VERDICT_ANSWER_HYBRID = (
-    "threshold=0.60 bias=-5.08 cover=2.16 phrase=1.56 lead=3.01 cover_lead=2.44 cosine=0.96"
-    " cosine_lead=2.60 exact=0.40 typo=-0.39 single=-4.29 terms=3.10"
+    "threshold=0.60 bias=-4.63 cover=1.65 phrase=1.55 lead=2.02 cover_lead=2.17 cosine=0.94"
+    " cosine_lead=1.87 exact=0.82 single=-4.23 terms=2.72 agree=0.61"
 )
 
 

@@ -342,13 +342,18 @@ class Searcher:
             semantic = []  # nothing shares a word and the nearest meaning is far: no hits
         cosines: dict[str, float] = {}
         ranks: dict[str, dict[str, int]] = {}
+        firsts: tuple[str, ...] = ()  # each retriever's first document (hybrid)
         if semantic is not None:
+            if mode == "hybrid" and ranked and semantic:
+                firsts = (ranked[0][1].doc_id, semantic[0][0].rpartition("#")[0])
             ranked, cosines, ranks = self._fuse(ranked, semantic, parsed, mode)
         keep = limit * max(1, self.settings.max_chunks_per_doc) + 10
         stats = self._clause_stats(parsed)
         clause_weights = [c.weight for c in stats]
         scored = [self._score(r, parsed, clause_weights, cosines) for r in ranked[:keep]]
-        signals = measure(parsed, stats, scored, self._current().apis.families, bool(matches))
+        signals = measure(
+            parsed, stats, scored, self._current().apis.families, bool(matches), firsts
+        )
         verdict, signals = decide(parsed, signals, model, bool(matches))
         if verdict.reason in ("definition", "exact_title"):
             scored = _lead_first(scored)

@@ -16,6 +16,9 @@ For every search the engine measures a few signals (:class:`Signals`):
                 and the page that shows it are one meaning)
 - ``cosine``    cosine of the top meaning (hybrid), and ``cosine_lead`` its lead over
                 the next meaning
+- ``agree``     hybrid: keyword search and meaning search, each on its own, put a
+                document of the top meaning first (two independent retrievers that
+                agree are right far more often than either alone)
 - ``exact``     the question is exactly the top hit's title or alias
 - ``single``    the question is one word
 
@@ -79,6 +82,7 @@ FEATURES: tuple[str, ...] = (
     "exact",
     "single",
     "terms",
+    "agree",
 )
 
 _KEYWORD_EVIDENCE = ("cover", "name", "phrase", "lead", "cover_lead", "exact")
@@ -96,6 +100,7 @@ _LABELS = {
     "exact": "exact title or alias",
     "single": "one-word question",
     "terms": "question length",
+    "agree": "keyword and meaning search agree on the top hit",
 }
 
 
@@ -177,8 +182,10 @@ def measure(
     scored: Sequence[Scored],
     families: Mapping[str, str],
     keyword_matched: bool,
+    firsts: Sequence[str] = (),
 ) -> Signals:
-    """The signals of a search (see the module docstring); ``scored`` in rank order."""
+    """The signals of a search (see the module docstring); ``scored`` in rank order;
+    ``firsts``: the document each retriever put first (hybrid search, else empty)."""
     total = sum(s.weight for s in stats) or 1.0
     values = {
         "known": sum(s.weight for s in stats if s.known or s.typo) / total,
@@ -195,6 +202,9 @@ def measure(
     top = meanings[0]
     lead = top.lead
     values["cosine"] = max((s.cosine or 0.0) for s in top.items)
+    if firsts:
+        docs = {s.match.doc_id for s in top.items}
+        values["agree"] = 1.0 if all(d in docs for d in firsts) else 0.0
     if keyword_matched:
         values["cover"] = max(s.score for s in top.items)
         values["name"] = max(s.name_share for s in top.items)
