@@ -11,14 +11,16 @@ Ranking (documented in docs/ranking.md):
     boost           = 2·title_phrase_boost when the query phrase equals the title or an
                       alias, title_phrase_boost when a multi-word query phrase is in one
 
-The evidence score of a hit is computed in ``evidence.py``.
+The pieces live beside it: the BM25F rescoring in ``rescore.py``, hybrid fusion in
+``fusion.py``, evidence scores in ``evidence.py``, verdicts in ``verdict.py``, hits and
+their order in ``hits.py``, and the command look-up and multi-intent paths in
+``special.py``.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -32,27 +34,22 @@ from ..analyze.text import (
     Clause,
     ParsedQuery,
     canonical_phrase,
-    stem,
     tokenize,
 )
 from ..errors import InvalidInput
-from ..models import Chunk, Filters, Hit, SearchResult
+from ..models import Filters, Hit, SearchResult
 from ..ops.querylog import error_text
 from ..settings import Settings
 from ..store.base import DocSummary, KeywordMatch, Store
 from .apis import ApiIndex, ApiWeights, operation_factor
 from .candidates import candidate_query, correction
-from .commands import CommandIndex, CommandMatch
-from .evidence import (
-    FIELD_FACTOR,
-    MATCH_FACTOR,
-    citation,
-    contains,
-    score_evidence,
-    snippet,
-    stemmed_aliases,
-)
+from .commands import CommandIndex
+from .evidence import score_evidence
+from .fusion import fuse
+from .hits import dedupe, distinct_titles, hit_of, lead_first, monotone
 from .refresh import Refreshing
+from .rescore import Prepared, Ranked, bm25f, prepare, title_match
+from .special import command_result, multi_intent
 from .verdict import ClauseStat, Scored, Signals, decide, measure, model_from_settings
 
 if TYPE_CHECKING:
@@ -62,13 +59,6 @@ log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = bounds.MAX_QUERY_CHARS
 EMPTY_INDEX = "the index is empty: run `groundkb ingest` or `groundkb sync`"
-MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
-_SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
-
-
-# rank, match, exact ("title"/"alias"/""), in title, BM25F (put into the match only for
-# the candidates that are scored: copying a frozen match costs more than scoring it)
-_Ranked = tuple[float, KeywordMatch, str, bool, float]
 
 
 @dataclass
@@ -85,18 +75,6 @@ class _Derived:
     commands: CommandIndex
     apis: ApiIndex
     filtered_commands: dict[Filters, CommandIndex] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    """The per-query part of scoring (``Searcher._prepared``): per clause its
-    alternatives as (padded needle, idf × (k1 + 1) × match factor), the field weights,
-    the stemmed phrase and the average length."""
-
-    clauses: tuple[tuple[tuple[str, float], ...], ...]
-    fields: tuple[tuple[str, float], ...]
-    phrase: tuple[str, ...]
-    avgdl: float
 
 
 def _known_terms(docs: Sequence[DocSummary]) -> frozenset[str]:
@@ -209,17 +187,19 @@ class Searcher:
             if not filters.types or "command" in filters.types:
                 command = self.commands_for(filters, derived).lookup(text)
             if command is not None:
-                result = self._command_result(text, command, limit)
+                result = command_result(self.store, text, command, limit, self._hit)
             else:
                 semantic, mode, notice = self._semantic(text, filters, limit)
                 result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
                 # "workspace and widgets": two topics, each answered, answer with both
                 # (each part is searched the same way as the whole)
-                result = self._multi_intent(text, filters, limit, semantic is not None) or result
+                result = (
+                    multi_intent(text, limit, self._part_search(filters, limit, semantic)) or result
+                )
                 result = replace(result, notice=notice)
         finally:
             self._local.derived = outer
-        result = replace(result, hits=_monotone(result.hits))
+        result = replace(result, hits=monotone(result.hits))
         took = (time.perf_counter() - started) * 1000
         log.debug(
             "search %r -> %s (%s) %d hits in %.1f ms",
@@ -346,7 +326,16 @@ class Searcher:
         if semantic is not None:
             if mode == "hybrid" and ranked and semantic:
                 firsts = (ranked[0][1].doc_id, semantic[0][0].rpartition("#")[0])
-            ranked, cosines, ranks = self._fuse(ranked, semantic, parsed, mode)
+            ranked, cosines, ranks = fuse(
+                ranked,
+                semantic,
+                mode,
+                self.settings,
+                lambda ids, keyword: [
+                    self._rank(m, parsed, keyword) for m in self.store.chunk_matches(ids)
+                ],
+                lambda m: self._operation_factor(m, parsed),
+            )
         keep = limit * max(1, self.settings.max_chunks_per_doc) + 10
         stats = self._clause_stats(parsed)
         clause_weights = [c.weight for c in stats]
@@ -356,15 +345,15 @@ class Searcher:
         )
         verdict, signals = decide(parsed, signals, model, bool(matches))
         if verdict.reason in ("definition", "exact_title"):
-            scored = _lead_first(scored)
-        hits = self._dedupe(scored, limit, self.settings.max_chunks_per_doc)
+            scored = lead_first(scored)
+        hits = dedupe(scored, limit, self.settings.max_chunks_per_doc)
         suggestions: tuple[str, ...] = ()
         if verdict.kind == "clarify":
             suggestions = tuple(dict.fromkeys(o.title for o in verdict.options))
         elif corrected:
             suggestions = (corrected,)
         if verdict.kind == "no_match" and not suggestions and matches:
-            suggestions = _distinct_titles(scored, 3)  # documents sharing words, never neighbours
+            suggestions = distinct_titles(scored, 3)  # documents sharing words, never neighbours
         retriever = "keyword" if semantic is None else mode
         top_rank = hits[0].rank if hits else 0.0
         out = []
@@ -397,6 +386,19 @@ class Searcher:
             },
         )
 
+    def _part_search(
+        self, filters: Filters, limit: int, semantic: object
+    ) -> Callable[[str], SearchResult]:
+        """Searches one part of a multi-intent question the way the whole was searched."""
+
+        def search_part(part: str) -> SearchResult:
+            vectors, mode = None, "keyword"
+            if semantic is not None:
+                vectors, mode, _ = self._semantic(part, filters, limit)
+            return replace(self._keyword(part, filters, limit, vectors, mode), mode=mode)
+
+        return search_part
+
     def _named_operations(
         self, parsed: ParsedQuery, filters: Filters, have: Sequence[KeywordMatch], limit: int
     ) -> list[KeywordMatch]:
@@ -405,63 +407,6 @@ class Searcher:
         seen = {m.doc_id for m in have}
         wanted = self._current().apis.named_by(parsed.tokens, limit, filters)
         return self.store.chunk_matches([f"{d.id}#0" for d in wanted if d.id not in seen])
-
-    def _fuse(
-        self,
-        ranked: list[_Ranked],
-        semantic: list[tuple[str, float]],
-        parsed: ParsedQuery,
-        mode: str,
-    ) -> tuple[list[_Ranked], dict[str, float], dict[str, dict[str, int]]]:
-        """Merge keyword and vector candidates; returns them in fused order.
-
-        ``rrf``: Σ 1 / (rrf_k + rank) over the lists a candidate is in. ``weighted``:
-        keyword_weight × BM25 + (1 − keyword_weight) × cosine, each min-max normalized
-        over all candidates (every candidate gets both scores). Vector mode orders by
-        cosine alone. In hybrid mode an API operation's fused score is multiplied by its
-        fit to the query (see ``_operation_factor``), which the cosine knows nothing of.
-        """
-        cosines = dict(semantic)
-        by_id = {r[1].chunk_id: r for r in ranked}
-        missing = [cid for cid, _ in semantic if cid not in by_id]
-        weighted = mode == "hybrid" and self.settings.fusion == "weighted"
-        for m in self.store.chunk_matches(missing):
-            by_id[m.chunk_id] = self._rank(m, parsed, keyword=weighted)
-        ranks: dict[str, dict[str, int]] = {}
-        for i, r in enumerate(ranked, 1):
-            ranks.setdefault(r[1].chunk_id, {})["keyword"] = i
-        for i, (cid, _) in enumerate(semantic, 1):
-            ranks.setdefault(cid, {})["vector"] = i
-        fused: dict[str, float] = {}
-        if mode == "vector":
-            fused = {cid: cos for cid, cos in semantic}
-        elif self.settings.fusion == "weighted":
-            if hasattr(semantic, "cosine"):
-                cosines.update(semantic.cosine([c for c in by_id if c not in cosines]))
-            kw = _min_max({cid: r[0] for cid, r in by_id.items()})
-            vec = _min_max({cid: cosines.get(cid, 0.0) for cid in by_id})
-            w = self.settings.keyword_weight
-            fused = {cid: w * kw[cid] + (1 - w) * vec[cid] for cid in by_id}
-        else:
-            k = self.settings.rrf_k
-            for cid, rr in ranks.items():
-                fused[cid] = sum(1.0 / (k + n) for n in rr.values())
-        if mode != "vector":
-            # The vector side cannot tell "create a pod" from "delete a pod": API
-            # operations keep their fit to the query after fusion too.
-            for cid in fused:
-                op = by_id[cid][1] if cid in by_id else None
-                if op is not None and op.doc.operation_kind:
-                    fused[cid] *= self._operation_factor(op, parsed)
-        if mode == "hybrid":  # a query that names a document exactly finds it first
-            fused = {c: f + (1.0 if by_id[c][2] else 0.0) for c, f in fused.items() if c in by_id}
-        order = sorted((cid for cid in fused if cid in by_id), key=lambda c: -fused[c])
-        # Each candidate carries the score it is ranked by: the fused one.
-        out: list[_Ranked] = []
-        for c in order:
-            _, m, exact, in_title, bm25 = by_id[c]
-            out.append((fused[c], m, exact, in_title, bm25))
-        return out, cosines, ranks
 
     # ---------------------------------------------------------------- scoring
     def _clause_stats(self, parsed: ParsedQuery) -> list[ClauseStat]:
@@ -479,88 +424,26 @@ class Searcher:
             out.append(ClauseStat(weight, known, typo))
         return out
 
-    def _prepared(self, parsed: ParsedQuery) -> _Prepared:
+    def _prepared(self, parsed: ParsedQuery) -> Prepared:
         """What scoring a candidate for ``parsed`` needs that does not depend on the
         candidate, computed once per query (kept for the thread's current query)."""
         d = self._current()
-        cached: tuple[ParsedQuery, _Derived, _Prepared] | None = getattr(self._local, "prep", None)
+        cached: tuple[ParsedQuery, _Derived, Prepared] | None = getattr(self._local, "prep", None)
         if cached is not None and cached[0] is parsed and cached[1] is d:
             return cached[2]
-        k1 = self.settings.bm25_k1
-        clauses = []
-        for clause in parsed.clauses:
-            alts = []
-            for alt in clause.alternatives:
-                df = min(d.df.get(t, 0) for t in alt.tokens)
-                idf = max(math.log((d.n_chunks - df + 0.5) / (df + 0.5)), 1e-6)
-                needle = " " + "  ".join(alt.tokens) + " "
-                alts.append((needle, idf * (k1 + 1) * MATCH_FACTOR[alt.kind]))
-            clauses.append(tuple(alts))
-        weights = self.settings.weights
-        prepared = _Prepared(
-            clauses=tuple(clauses),
-            fields=tuple((f, weights.get(f, 1.0)) for f in FIELD_FACTOR),
-            phrase=tuple(stem(t) for t in parsed.phrase),
-            avgdl=d.avgdl,
-        )
+        st = self.settings
+        prepared = prepare(parsed, d.df, d.n_chunks, d.avgdl, st.weights, st.bm25_k1, st.bm25_b)
         self._local.prep = (parsed, d, prepared)
         return prepared
 
-    def _bm25(self, m: KeywordMatch, prep: _Prepared) -> float:
-        """BM25F of a candidate with one term per clause: the clause's best alternative.
-
-        The same formula as FTS5's bm25() (column weights scale the term frequency, one
-        length normalization over all columns; k1 and b from settings), except that a
-        clause scores its best alternative rather than the sum of all, and synonym,
-        stem-of-a-known-term and typo alternatives count ``MATCH_FACTOR`` of their
-        score: "delete" OR-ed with its synonyms must not outweigh "pod".
-        """
-        # Tokens are single-space separated; doubling the spaces makes every " t "
-        # occurrence non-overlapping, so str.count counts terms and phrases exactly.
-        columns = []
-        length = 0
-        fields = m.fields
-        for f, weight in prep.fields:
-            text = fields[f]
-            if text:
-                length += text.count(" ") + 1
-                columns.append((weight, " " + text.replace(" ", "  ") + " "))
-        k1, b = self.settings.bm25_k1, self.settings.bm25_b
-        norm = k1 * (1 - b + b * length / prep.avgdl)
-        total = 0.0
-        for alts in prep.clauses:
-            best = 0.0
-            for needle, scale in alts:
-                freq = 0.0
-                for w, padded in columns:
-                    if needle in padded:
-                        freq += w * padded.count(needle)
-                if freq:
-                    score = scale * freq / (freq + norm)
-                    if score > best:
-                        best = score
-            total += best
-        return total
-
-    def _rank(self, m: KeywordMatch, parsed: ParsedQuery, keyword: bool = True) -> _Ranked:
+    def _rank(self, m: KeywordMatch, parsed: ParsedQuery, keyword: bool = True) -> Ranked:
         """BM25F × (1 + boost), and whether the query phrase is the title or an alias.
 
         ``keyword=False`` for a candidate only vector search found: it has no keyword rank.
         """
         prep = self._prepared(parsed)
-        bm25 = self._bm25(m, prep) if keyword else 0.0
-        phrase = prep.phrase
-        exact = ""
-        in_title = False
-        if phrase:
-            aliases = stemmed_aliases(m)
-            title = m.fields["title"]
-            title_tokens = tuple(t for t in title.split() if t not in self.analyzer.stop_words)
-            if title_tokens == phrase:
-                exact = "title"
-            elif any(tuple(a.split()) == phrase for a in aliases):
-                exact = "alias"
-            in_title = len(phrase) > 1 and any(contains(t, phrase) for t in (title, *aliases))
+        bm25 = bm25f(m, prep) if keyword else 0.0
+        exact, in_title = title_match(m, prep.phrase, self.analyzer.stop_words)
         boost = self.settings.title_phrase_boost
         rank = bm25 * (1 + (2 * boost if exact else boost if in_title else 0.0))
         if m.doc.operation_kind:
@@ -582,7 +465,7 @@ class Searcher:
 
     def _score(
         self,
-        r: _Ranked,
+        r: Ranked,
         parsed: ParsedQuery,
         clause_weights: list[float],
         cosines: Mapping[str, float],
@@ -596,193 +479,13 @@ class Searcher:
         cosine = cosines.get(s.match.chunk_id)
         return s if cosine is None else replace(s, cosine=cosine)
 
-    @staticmethod
-    def _dedupe(scored: Sequence[Scored], limit: int, per_doc: int) -> list[Scored]:
-        """At most ``per_doc`` chunks of a document; one of an API operation or a command,
-        which is one thing to call or run, not a page to read in parts."""
-        out: list[Scored] = []
-        counts: dict[str, int] = {}
-        for s in scored:
-            n = counts.get(s.match.doc_id, 0)
-            if n >= (1 if s.match.doc.type in ("api", "command") else per_doc):
-                continue
-            counts[s.match.doc_id] = n + 1
-            out.append(s)
-            if len(out) >= limit:
-                break
-        return out
-
     def _hit(self, s: Scored, rank: int, retriever: str = "keyword", score: float = 1.0) -> Hit:
-        m = s.match
-        return Hit(
-            doc_id=m.doc_id,
-            chunk_id=m.chunk_id,
-            title=m.doc.title,
-            type=m.doc.type,
-            category=m.doc.category,
-            source=m.doc.source,
-            snippet=snippet(m.text, s.matched, max(40, self.settings.snippet_chars)),
-            score=score,
-            matched_terms=s.matched,
-            header_path=m.header_path,
-            content_hash=m.content_hash,
-            chunk_hash=m.chunk_hash,
-            citation=citation(m.doc, m.header_path),
-            explanation=(*s.explanation, f"bm25 {m.score:.2f}, rank {rank}"),
-            ranks={retriever: rank},
-            retriever=retriever,
-            command=m.doc.command,
-            summary=_summary_beside(m),
-            **self._endpoint(m.doc),
-        )
+        return hit_of(s, rank, retriever, score, self.settings.snippet_chars, self._endpoint(s))
 
-    def _endpoint(self, doc: DocSummary) -> dict[str, str]:
+    def _endpoint(self, s: Scored) -> dict[str, str]:
         """Method, path and resource of an API operation, for the agent to cite."""
+        doc = s.match.doc
         if not doc.operation_kind:
             return {}
         method, path, resource = self._current().apis.endpoint(doc.id)
         return {"method": method, "path": path, "resource": resource}
-
-    # ---------------------------------------------------------- special paths
-    def _command_result(self, text: str, cm: CommandMatch, limit: int) -> SearchResult:
-        from .verdict import command_verdict
-
-        hits: list[Hit] = []
-        shown = cm.docs[:limit]
-        ids = [d.id for d in shown]
-        firsts: dict[str, Chunk] = {}
-        for c in self.store.chunks(ids):
-            firsts.setdefault(c.doc_id, c)
-        hashes = {d.id: d.content_hash for d in self.store.documents(ids)}
-        for rank, doc in enumerate(shown, 1):
-            first = firsts.get(doc.id)
-            words = tuple(text.lower().split())
-            match = KeywordMatch(
-                chunk_id=first.id if first else f"{doc.id}#0",
-                doc_id=doc.id,
-                index=0,
-                score=0.0,
-                fields={},
-                text=first.text if first else doc.summary,
-                header_path=first.header_path if first else doc.title,
-                chunk_hash=first.chunk_hash if first else "",
-                doc=doc,
-                content_hash="",
-            )
-            match = replace(match, content_hash=hashes.get(doc.id, ""))
-            score = {"exact": 1.0, "completed": 0.9}.get(cm.kind, 0.5)
-            if len(cm.docs) > 1:
-                score = 0.5  # several commands: which one is asked
-            exact = "title" if cm.kind == "exact" else ""
-            s = Scored(
-                match,
-                0.0,
-                score,
-                words,
-                True,
-                exact,
-                bool(exact),
-                (f"command name: {doc.command}",),
-            )
-            hits.append(self._hit(s, rank, "command", score))
-        verdict = command_verdict(text, cm)
-        return SearchResult(
-            text,
-            verdict,
-            tuple(hits),
-            suggestions=cm.suggestions,
-            terms=tuple(text.lower().split()),
-        )
-
-    def _multi_intent(
-        self, text: str, filters: Filters, limit: int, semantic: bool = False
-    ) -> SearchResult | None:
-        parts = [p for p in _SPLIT_INTENTS.split(text) if p and p.strip()]
-        if (
-            len(parts) < 2
-            or len(parts) > 4
-            or any(len(p.split()) > MAX_INTENT_WORDS for p in parts)
-        ):
-            return None  # "workspace and widgets", not a sentence that happens to say "and"
-        results = []
-        for part in parts:
-            vectors, mode = None, "keyword"
-            if semantic:
-                vectors, mode, _ = self._semantic(part, filters, limit)
-            results.append(replace(self._keyword(part, filters, limit, vectors, mode), mode=mode))
-        if not all(r.verdict.kind == "answer" and r.hits for r in results):
-            return None
-        tops = [r.hits[0].doc_id for r in results]
-        if len(set(tops)) < len(tops):
-            return None
-        hits: list[Hit] = []
-        per_doc: dict[str, int] = {}
-        for r in results:  # the best hit of every part first, then the rest
-            hits.append(r.hits[0])
-            per_doc[r.hits[0].doc_id] = 1
-        for r in results:
-            for h in r.hits[1:]:
-                if len(hits) >= max(limit, len(results)):
-                    break
-                if h.chunk_id not in {x.chunk_id for x in hits}:
-                    hits.append(h)
-        from .verdict import multi_intent_verdict
-
-        confidence = min(r.verdict.confidence for r in results)
-        return SearchResult(
-            query=text,
-            verdict=multi_intent_verdict([r.hits[0].title for r in results], confidence),
-            hits=tuple(hits),
-            terms=tuple(t for r in results for t in r.terms),
-            multi_intent=True,
-            mode=results[0].mode,
-        )
-
-
-def _monotone(hits: Sequence[Hit]) -> tuple[Hit, ...]:
-    """Scores never rise down the list (a hit is never worth more than one above it)."""
-    out: list[Hit] = []
-    for h in hits:
-        if out and h.score > out[-1].score:
-            h = replace(h, score=out[-1].score)
-        out.append(h)
-    return tuple(out)
-
-
-def _min_max(scores: dict[str, float]) -> dict[str, float]:
-    if not scores:
-        return {}
-    lo, hi = min(scores.values()), max(scores.values())
-    span = hi - lo
-    return {k: (v - lo) / span if span > 0 else 1.0 for k, v in scores.items()}
-
-
-def _lead_first(scored: list[Scored]) -> list[Scored]:
-    """A definition is answered by the top document's lead: its first matching chunk."""
-    top = scored[0].match.doc_id
-    same = sorted((s for s in scored if s.match.doc_id == top), key=lambda s: s.match.index)
-    return [*same, *(s for s in scored if s.match.doc_id != top)]
-
-
-def _summary_beside(m: KeywordMatch) -> str:
-    """The document's summary for a hit on chunk ``m``, unless it is just the opening of
-    that chunk (a page's first paragraph, derived at ingest): the snippet is a window of
-    the same passage, and the whole passage is one ``get_document`` away."""
-    summary = m.doc.summary
-    lead = summary.rstrip("…").strip()[:_LEAD]
-    if m.index == 0 and lead and " ".join(m.text[: 2 * _LEAD].split()).startswith(lead):
-        return ""
-    return summary
-
-
-_LEAD = 80
-
-
-def _distinct_titles(scored: Sequence[Scored], n: int) -> tuple[str, ...]:
-    out: list[str] = []
-    for s in scored:
-        if s.match.doc.title not in out:
-            out.append(s.match.doc.title)
-        if len(out) >= n:
-            break
-    return tuple(out)

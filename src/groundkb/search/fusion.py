@@ -1,0 +1,85 @@
+"""Hybrid fusion: keyword and vector candidates merged into one order.
+
+``rrf``: Σ 1 / (rrf_k + rank) over the lists a candidate is in. ``weighted``:
+keyword_weight × BM25 + (1 − keyword_weight) × cosine, each min-max normalized over all
+candidates (every candidate gets both scores). Vector mode orders by cosine alone. In
+hybrid mode an API operation's fused score is multiplied by its fit to the query
+(``apis.operation_factor``), which the cosine knows nothing of, and a candidate whose
+title or alias is exactly the query comes first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..settings import Settings
+from ..store.base import KeywordMatch
+from .rescore import Ranked
+
+
+def fuse(
+    ranked: list[Ranked],
+    semantic: Sequence[tuple[str, float]],
+    mode: str,
+    settings: Settings,
+    rank_missing: Callable[[list[str], bool], list[Ranked]],
+    operation_factor: Callable[[KeywordMatch], float],
+) -> tuple[list[Ranked], dict[str, float], dict[str, dict[str, int]]]:
+    """The candidates in fused order (each carrying its fused score as its rank), the
+    cosine of every candidate that has one, and each candidate's rank per retriever.
+
+    ``rank_missing(chunk_ids, keyword)`` ranks the vector candidates keyword search did
+    not find (``keyword``: give them their BM25, which weighted fusion needs).
+    """
+    cosines = dict(semantic)
+    by_id = {r[1].chunk_id: r for r in ranked}
+    missing = [cid for cid, _ in semantic if cid not in by_id]
+    weighted = mode == "hybrid" and settings.fusion == "weighted"
+    for r in rank_missing(missing, weighted):
+        by_id[r[1].chunk_id] = r
+    ranks: dict[str, dict[str, int]] = {}
+    for i, r in enumerate(ranked, 1):
+        ranks.setdefault(r[1].chunk_id, {})["keyword"] = i
+    for i, (cid, _) in enumerate(semantic, 1):
+        ranks.setdefault(cid, {})["vector"] = i
+    fused: dict[str, float] = {}
+    if mode == "vector":
+        fused = {cid: cos for cid, cos in semantic}
+    elif settings.fusion == "weighted":
+        if hasattr(semantic, "cosine"):
+            cosines.update(semantic.cosine([c for c in by_id if c not in cosines]))
+        kw = min_max({cid: r[0] for cid, r in by_id.items()})
+        vec = min_max({cid: cosines.get(cid, 0.0) for cid in by_id})
+        w = settings.keyword_weight
+        fused = {cid: w * kw[cid] + (1 - w) * vec[cid] for cid in by_id}
+    else:
+        k = settings.rrf_k
+        for cid, rr in ranks.items():
+            fused[cid] = sum(1.0 / (k + n) for n in rr.values())
+    if mode != "vector":
+        # The vector side cannot tell "create a pod" from "delete a pod": API
+        # operations keep their fit to the query after fusion too.
+        for cid in fused:
+            op = by_id[cid][1] if cid in by_id else None
+            if op is not None and op.doc.operation_kind:
+                fused[cid] *= operation_factor(op)
+    if mode == "hybrid":  # a query that names a document exactly finds it first
+        fused = {c: f + (1.0 if by_id[c][2] else 0.0) for c, f in fused.items() if c in by_id}
+    order = sorted((cid for cid in fused if cid in by_id), key=lambda c: -fused[c])
+    # Each candidate carries the score it is ranked by: the fused one.
+    out: list[Ranked] = []
+    for c in order:
+        _, m, exact, in_title, bm25 = by_id[c]
+        out.append((fused[c], m, exact, in_title, bm25))
+    return out, cosines, ranks
+
+
+def min_max(scores: dict[str, float]) -> dict[str, float]:
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    span = hi - lo
+    return {k: (v - lo) / span if span > 0 else 1.0 for k, v in scores.items()}
+
+
+__all__ = ["fuse", "min_max"]

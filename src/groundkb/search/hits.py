@@ -1,0 +1,106 @@
+"""Search hits from scored candidates: de-duplication per document, the hit itself
+(snippet, citation, summary, explanation), and the order rules applied to hit lists."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from ..models import Hit
+from ..store.base import KeywordMatch
+from .evidence import citation, snippet
+from .verdict import Scored
+
+_LEAD = 80  # characters of a summary compared with the opening of a chunk
+
+
+def dedupe(scored: Sequence[Scored], limit: int, per_doc: int) -> list[Scored]:
+    """At most ``per_doc`` chunks of a document; one of an API operation or a command,
+    which is one thing to call or run, not a page to read in parts."""
+    out: list[Scored] = []
+    counts: dict[str, int] = {}
+    for s in scored:
+        n = counts.get(s.match.doc_id, 0)
+        if n >= (1 if s.match.doc.type in ("api", "command") else per_doc):
+            continue
+        counts[s.match.doc_id] = n + 1
+        out.append(s)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def hit_of(
+    s: Scored,
+    rank: int,
+    retriever: str,
+    score: float,
+    snippet_chars: int,
+    endpoint: Mapping[str, str],
+) -> Hit:
+    """The hit of a scored candidate at ``rank``; ``endpoint``: an API operation's
+    method, path and resource (empty for other documents)."""
+    m = s.match
+    return Hit(
+        doc_id=m.doc_id,
+        chunk_id=m.chunk_id,
+        title=m.doc.title,
+        type=m.doc.type,
+        category=m.doc.category,
+        source=m.doc.source,
+        snippet=snippet(m.text, s.matched, max(40, snippet_chars)),
+        score=score,
+        matched_terms=s.matched,
+        header_path=m.header_path,
+        content_hash=m.content_hash,
+        chunk_hash=m.chunk_hash,
+        citation=citation(m.doc, m.header_path),
+        explanation=(*s.explanation, f"bm25 {m.score:.2f}, rank {rank}"),
+        ranks={retriever: rank},
+        retriever=retriever,
+        command=m.doc.command,
+        summary=summary_beside(m),
+        **endpoint,
+    )
+
+
+def monotone(hits: Sequence[Hit]) -> tuple[Hit, ...]:
+    """Scores never rise down the list (a hit is never worth more than one above it)."""
+    out: list[Hit] = []
+    for h in hits:
+        if out and h.score > out[-1].score:
+            h = replace(h, score=out[-1].score)
+        out.append(h)
+    return tuple(out)
+
+
+def lead_first(scored: list[Scored]) -> list[Scored]:
+    """A definition is answered by the top document's lead: its first matching chunk."""
+    top = scored[0].match.doc_id
+    same = sorted((s for s in scored if s.match.doc_id == top), key=lambda s: s.match.index)
+    return [*same, *(s for s in scored if s.match.doc_id != top)]
+
+
+def summary_beside(m: KeywordMatch) -> str:
+    """The document's summary for a hit on chunk ``m``, unless it is just the opening of
+    that chunk (a page's first paragraph, derived at ingest): the snippet is a window of
+    the same passage, and the whole passage is one ``get_document`` away."""
+    summary = m.doc.summary
+    lead = summary.rstrip("…").strip()[:_LEAD]
+    if m.index == 0 and lead and " ".join(m.text[: 2 * _LEAD].split()).startswith(lead):
+        return ""
+    return summary
+
+
+def distinct_titles(scored: Sequence[Scored], n: int) -> tuple[str, ...]:
+    """The first ``n`` distinct titles of the candidates, in rank order."""
+    out: list[str] = []
+    for s in scored:
+        if s.match.doc.title not in out:
+            out.append(s.match.doc.title)
+        if len(out) >= n:
+            break
+    return tuple(out)
+
+
+__all__ = ["dedupe", "distinct_titles", "hit_of", "lead_first", "monotone", "summary_beside"]
