@@ -79,6 +79,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_chunk_tokens", int, 500, "Largest chunk, in estimated tokens."),
     Setting("default_limit", int, 5, "Hits returned when a search gives no limit."),
     Setting("candidates", int, 50, "Chunks scored per query before de-duplication."),
+    Setting(
+        "candidate_clauses",
+        int,
+        8,
+        "Keyword candidates come from the query's N rarest known words (0: all).",
+    ),
     Setting("max_chunks_per_doc", int, 2, "Chunks kept per document (more if multi-intent)."),
     Setting("weight_title", float, 3.0, "BM25 weight of the title field."),
     Setting("weight_aliases", float, 3.0, "BM25 weight of the aliases field."),
@@ -326,6 +332,7 @@ class Settings:
     max_chunk_tokens: int = 500
     default_limit: int = 5
     candidates: int = 50
+    candidate_clauses: int = 8
     max_chunks_per_doc: int = 2
     weight_title: float = 3.0
     weight_aliases: float = 3.0

@@ -312,7 +312,13 @@ class Searcher:
             return SearchResult(text, verdict, (), terms=terms)
         pool = max(self.settings.candidates, limit * 2)
         query = candidate_query(
-            parsed, self._df(parsed), self._current().n_chunks, self.settings.weights, filters, pool
+            parsed,
+            self._df(parsed),
+            self._current().n_chunks,
+            self.settings.weights,
+            filters,
+            pool,
+            self.settings.candidate_clauses,
         )
         matches = self.store.keyword_candidates(query)
         matches = [*matches, *self._named_operations(parsed, filters, matches, pool)]
