@@ -75,6 +75,14 @@ async def test_search_hits_leave_out_what_repeats_unless_explain_is_asked(
     assert "chunk_id" not in hit and explained["chunk_id"] == hit["doc_id"] + "#0"
     later = [h["chunk_id"] for h in lean["hits"] if "chunk_id" in h]
     assert later and not any(c.endswith("#0") for c in later)
+    async with Client(build_server(docs_kb)) as client:  # a clarification names its options once
+        ask = payload(await client.call_tool("search_knowledge", {"query": "home"}))
+        asked = payload(
+            await client.call_tool("search_knowledge", {"query": "home", "explain": True})
+        )
+    assert ask is not None and asked is not None and ask["verdict"]["kind"] == "clarify"
+    titles = [o["title"] for o in ask["verdict"]["options"]]
+    assert len(titles) >= 2 and "suggestions" not in ask and asked["suggestions"] == titles
     assert len(json.dumps(lean)) < len(json.dumps(payload(full)))
     text = json.loads(full.content[0].text)  # type: ignore[union-attr]
     assert text == payload(full)

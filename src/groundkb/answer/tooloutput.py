@@ -78,7 +78,8 @@ def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, 
     ranking's explanation, per-retriever ranks, retriever, content hash and query terms;
     empty optional fields and result fields at their default; a header path that is just
     the title; a resource URI that is just ``kb://docs/`` and the id; a chunk id that is
-    the id and ``#0``; and option labels that are just the title."""
+    the id and ``#0``; option labels that are just the title; and suggestions that are
+    just the titles of the verdict's options."""
     hits = []
     for hit in data.get("hits", ()):
         h = {k: v for k, v in hit.items() if explain or k not in EXPLAIN_FIELDS}
@@ -112,6 +113,9 @@ def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, 
                 for o in verdict["options"]
             ]
         out["verdict"] = v
+        titles = list(dict.fromkeys(str(o.get("title", "")) for o in verdict.get("options") or ()))
+        if not explain and titles and out.get("suggestions") == titles:
+            del out["suggestions"]  # a clarification's options, already named in the verdict
     return out
 
 

@@ -88,7 +88,7 @@ This server is the single source of truth for the product's documentation, comma
   to run, which endpoint to call, or what a feature or setting does.
 - verdict "answer": answer from the hits only, quote commands exactly, cite the citation field.
 - verdict "clarify": ask the user the clarifying question in verdict.message; offer the
-  suggestions. Do not pick one yourself.
+  verdict.options. Do not pick one yourself.
 - verdict "no_match": say you do not know. Never invent a command, endpoint or option; offer the
   did-you-mean suggestions if there are any.
 - Use get_document for the full text of a hit before giving detailed steps.
