@@ -28,7 +28,8 @@ from .errors import ConfigError
 FITTED_ON = (
     "(threshold= its probability cut). Fitted by benchmarks/fit_verdict.py on the Orbit "
     "verdict set, the Kubernetes/Twilio API questions, SciFact, TorchHub, TF Hub, tldr "
-    "(descriptions) and the tldr pages; see docs/ranking.md."
+    "(descriptions), the tldr pages and (hybrid) the Python docs questions; see "
+    "docs/ranking.md."
 )
 VERDICT_SCOPE_KEYWORD = "threshold=0.90 bias=-0.42 known=2.96 cover=1.07 name=0.73 phrase=0.76"
 VERDICT_ANSWER_KEYWORD = (
@@ -36,11 +37,11 @@ VERDICT_ANSWER_KEYWORD = (
     " exact=0.56 single=-4.08 terms=3.24"
 )
 VERDICT_SCOPE_HYBRID = (
-    "threshold=0.90 bias=-0.97 known=2.80 cover=0.76 name=0.64 phrase=0.27 cosine=2.01"
+    "threshold=0.80 bias=-1.93 known=1.40 cover=1.45 name=1.69 phrase=0.69 cosine=3.34"
 )
 VERDICT_ANSWER_HYBRID = (
-    "threshold=0.60 bias=-4.63 cover=1.65 phrase=1.55 lead=2.02 cover_lead=2.17 cosine=0.94"
-    " cosine_lead=1.87 exact=0.82 single=-4.23 terms=2.72 agree=0.61"
+    "threshold=0.60 bias=-5.00 cover=2.00 phrase=1.34 lead=1.88 cover_lead=2.74 cosine=1.34"
+    " cosine_lead=2.19 exact=0.47 single=-4.65 terms=2.89 agree=0.56"
 )
 
 

@@ -1,0 +1,133 @@
+"""Verdicts on a real documentation site the verdict was never fitted on: the Python 3
+HTML documentation, crawled from loopback.
+
+``benchmarks/data/python_docs_verdicts.jsonl`` holds 66 questions written before any
+result was looked at: 36 answerable (16 from ``python_docs_questions.yaml``, 20 more),
+each with the pages that answer it; 22 the docs do not cover (other languages,
+products and libraries, general knowledge, a feature Python does not have) that still
+share common words with them; and 8 one-word questions with several meanings
+("queue": ``queue``, ``asyncio`` queues, ``multiprocessing``). A verdict is right when it
+is the expected one, and an answer only when its top hit is a listed page.
+
+Reported per mode: accuracy, the confusion matrix, false answers (answers to questions
+the docs do not cover), the share of answerable questions answered right, the precision
+of the answers, and hit@1 / hit@5. Only ``KnowledgeBase.open/ingest_url/search`` is
+used, so an earlier version can be measured on the same indexes
+(``PYTHONPATH=other/src``). Indexes are built once into
+``benchmarks/results/tmp/pydocs-{keyword,hybrid}.db`` (the hybrid crawl embeds every
+chunk: minutes on 2 cores) and reused; ``--fresh`` rebuilds them.
+
+    apt-get update && apt-get install -y python3-doc
+    python benchmarks/python_docs_verdicts.py [--modes keyword,hybrid] [--fresh] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from web_sources import CANDIDATES, crawl, serve
+
+from groundkb import KnowledgeBase, Settings
+
+HERE = Path(__file__).resolve().parent
+QUESTIONS = HERE / "data" / "python_docs_verdicts.jsonl"
+CACHE = HERE / "results" / "tmp"
+
+
+def page(doc_id: str) -> str:
+    """``http://127.0.0.1:PORT/library/re.html#flags`` → ``library/re.html``."""
+    return urlsplit(doc_id).path.lstrip("/")
+
+
+def index(mode: str, root: Path, fresh: bool) -> Path:
+    db = CACHE / f"pydocs-{mode}.db"
+    if db.exists() and not fresh:
+        return db
+    CACHE.mkdir(parents=True, exist_ok=True)
+    part = db.with_suffix(".part")
+    part.unlink(missing_ok=True)
+    embedder = "none" if mode == "keyword" else "minilm"
+    with serve(root) as base, KnowledgeBase.open(part, Settings(embedder=embedder)) as kb:
+        print(f"{mode} crawl:", crawl(kb, base, 5000), file=sys.stderr, flush=True)
+    part.rename(db)
+    return db
+
+
+def score(kb: KnowledgeBase, questions: list[dict[str, Any]]) -> dict[str, Any]:
+    confusion: Counter[str] = Counter()
+    right = answered = answered_right = false = 0
+    hit1: list[float] = []
+    hit5: list[float] = []
+    rows = []
+    for q in questions:
+        r = kb.search(q["query"], limit=5)
+        pages = [page(h.doc_id) for h in r.hits]
+        relevant = set(q["relevant"])
+        top_ok = bool(pages) and pages[0] in relevant
+        kind = r.verdict.kind
+        confusion[f"{q['expect']}→{kind}"] += 1
+        ok = kind == q["expect"] and (kind != "answer" or top_ok)
+        right += ok
+        answered += kind == "answer"
+        answered_right += kind == "answer" and q["expect"] == "answer" and top_ok
+        false += kind == "answer" and q["expect"] == "no_match"
+        if q["expect"] == "answer":
+            hit1.append(float(top_ok))
+            hit5.append(float(bool(relevant & set(pages))))
+        rows.append({"id": q["id"], "query": q["query"], "expect": q["expect"], "verdict": kind,
+                     "reason": r.verdict.reason, "right": ok, "top": pages[:3]})  # fmt: skip
+    n_none = sum(q["expect"] == "no_match" for q in questions)
+    n_answerable = sum(q["expect"] == "answer" for q in questions)
+    return {
+        "questions": len(questions),
+        "accuracy": round(right / len(questions), 3),
+        "false_answers": round(false / n_none, 3) if n_none else 0.0,
+        "answered_right": round(answered_right / n_answerable, 3),
+        "precision": round(answered_right / answered, 3) if answered else None,
+        "hit@1": round(statistics.fmean(hit1), 3),
+        "hit@5": round(statistics.fmean(hit5), 3),
+        "confusion": dict(sorted(confusion.items())),
+        "rows": rows,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--modes", default="keyword,hybrid")
+    ap.add_argument("--fresh", action="store_true", help="crawl and index again")
+    ap.add_argument("--verbose", action="store_true", help="print every wrong verdict")
+    ap.add_argument("--json", type=Path, default=HERE / "results" / "python_docs_verdicts.json")
+    args = ap.parse_args()
+    root = next((c for c in CANDIDATES if (c / "index.html").is_file()), None)
+    if root is None:
+        print("skipped: run `apt-get install -y python3-doc` first", file=sys.stderr)
+        return 0
+    questions = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
+    out: dict[str, Any] = {}
+    for mode in args.modes.split(","):
+        db = index(mode, root, args.fresh)
+        embedder = "none" if mode == "keyword" else "minilm"
+        settings = Settings(embedder=embedder, retrieval=mode, fallback_p95_ms=1e12)
+        with KnowledgeBase.open(db, settings, create=False) as kb:
+            out[mode] = score(kb, questions)
+        summary = {k: v for k, v in out[mode].items() if k != "rows"}
+        print(mode, summary, flush=True)
+        if args.verbose:
+            for row in out[mode]["rows"]:
+                if not row["right"]:
+                    print(f"  {row['expect']:8} → {row['verdict']:8} ({row['reason']}) "
+                          f"{row['query']}  {row['top']}")  # fmt: skip
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
