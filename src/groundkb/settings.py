@@ -31,10 +31,10 @@ FITTED_ON = (
     "(descriptions), the tldr pages and (hybrid) the Python docs questions; see "
     "docs/ranking.md."
 )
-VERDICT_SCOPE_KEYWORD = "threshold=0.90 bias=-0.42 known=2.96 cover=1.07 name=0.73 phrase=0.76"
+VERDICT_SCOPE_KEYWORD = "threshold=0.90 bias=-0.47 known=2.99 cover=1.05 name=0.80 phrase=0.77"
 VERDICT_ANSWER_KEYWORD = (
-    "threshold=0.75 bias=-5.91 known=1.11 cover=2.17 phrase=2.07 lead=1.91 cover_lead=2.73"
-    " exact=0.56 single=-4.08 terms=3.24"
+    "threshold=0.70 bias=-5.91 known=1.00 cover=2.40 phrase=2.07 lead=1.81 cover_lead=2.71"
+    " exact=0.53 single=-4.12 terms=3.28"
 )
 VERDICT_SCOPE_HYBRID = (
     "threshold=0.80 bias=-1.93 known=1.40 cover=1.45 name=1.69 phrase=0.69 cosine=3.34"
