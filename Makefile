@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 GROUNDKB := $(VENV)/bin/groundkb
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install browser run serve test check bench clean
+.PHONY: install browser pydocs run serve test check bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,13 @@ browser:
 		echo "installing chromium (apt-get; needs root)"; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
+## pydocs: Debian's Python HTML documentation, a verdict set of the benchmarks (skipped when present)
+pydocs:
+	@test -f /usr/share/doc/python3/html/index.html || { \
+		echo "installing python3-doc (apt-get; needs root)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-doc; }
 
 ## run: build examples/example.db from the sources in examples/groundkb.toml, then search
 run: install
@@ -50,7 +57,7 @@ check: install
 	$(VENV)/bin/mypy
 
 ## bench: quality and speed benchmarks (writes benchmarks/results/)
-bench: install
+bench: install pydocs
 	$(PY) benchmarks/keyword_search.py
 	$(PY) benchmarks/retrieval_modes.py
 	$(PY) benchmarks/api_questions.py

@@ -128,7 +128,7 @@ def _crawl_python_docs(kb: KnowledgeBase) -> None:
 
     root = next((c for c in CANDIDATES if (c / "index.html").is_file()), None)
     if root is None:
-        raise SystemExit("the pydocs set needs `apt-get install -y python3-doc`")
+        raise SystemExit("the pydocs set needs `make pydocs` (apt-get install python3-doc)")
     with serve(root) as base:
         print(f"  pydocs: {crawl(kb, base, 5000)['documents']} pages", file=sys.stderr)
 
