@@ -50,7 +50,7 @@ def candidate_query(
     """Every alternative of the ``max_clauses`` rarest known clauses (0: of every clause)
     as a phrase, minus the common single words."""
     clauses = list(parsed.clauses)
-    known = [(c, _clause_df(c, df)) for c in clauses]
+    known = [(c, clause_df(c, df)) for c in clauses]
     known = [(c, n) for c, n in known if n > 0]
     if max_clauses > 0 and len(known) > max_clauses:
         clauses = [c for c, _ in sorted(known, key=lambda cn: cn[1])[:max_clauses]]
@@ -65,8 +65,9 @@ def candidate_query(
     return KeywordQuery(rare, weights, filters, limit * 2 if common else limit)
 
 
-def _clause_df(clause: Clause, df: Mapping[str, int]) -> int:
-    """Chunks holding the clause's most frequent alternative (0: the index has none)."""
+def clause_df(clause: Clause, df: Mapping[str, int]) -> int:
+    """Chunks holding the clause's most frequent alternative the index has (0: none has
+    any): how common the clause is, for choosing the rarest ones and for its idf."""
     return max(
         (min(df.get(t, 0) for t in a.tokens) for a in clause.alternatives if a.tokens), default=0
     )

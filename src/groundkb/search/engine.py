@@ -19,6 +19,7 @@ their order in ``hits.py``, and the command look-up and multi-intent paths in
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -40,9 +41,9 @@ from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
 from ..ops.querylog import error_text
 from ..settings import Settings
-from ..store.base import DocSummary, KeywordMatch, Store
+from ..store.base import DocSummary, KeywordMatch, Store, chunk_key
 from .apis import ApiIndex, ApiWeights, operation_factor
-from .candidates import candidate_query, correction
+from .candidates import candidate_query, clause_df, correction
 from .commands import CommandIndex
 from .evidence import score_evidence
 from .fusion import fuse
@@ -193,9 +194,10 @@ class Searcher:
                 result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
                 # "workspace and widgets": two topics, each answered, answer with both
                 # (each part is searched the same way as the whole)
-                result = (
-                    multi_intent(text, limit, self._part_search(filters, limit, semantic)) or result
-                )
+                hybrid = semantic is not None
+                part = functools.partial(self._search_part, filters=filters, limit=limit,
+                                         semantic=hybrid)  # fmt: skip
+                result = multi_intent(text, limit, part) or result
                 result = replace(result, notice=notice)
         finally:
             self._local.derived = outer
@@ -331,7 +333,7 @@ class Searcher:
         firsts: tuple[str, ...] = ()  # each retriever's first document (hybrid)
         if semantic is not None:
             if mode == "hybrid" and ranked and semantic:
-                firsts = (ranked[0][1].doc_id, semantic[0][0].rpartition("#")[0])
+                firsts = (ranked[0][1].doc_id, chunk_key(semantic[0][0])[0])
             ranked, cosines, ranks = fuse(
                 ranked,
                 semantic,
@@ -392,18 +394,12 @@ class Searcher:
             },
         )
 
-    def _part_search(
-        self, filters: Filters, limit: int, semantic: object
-    ) -> Callable[[str], SearchResult]:
-        """Searches one part of a multi-intent question the way the whole was searched."""
-
-        def search_part(part: str) -> SearchResult:
-            vectors, mode = None, "keyword"
-            if semantic is not None:
-                vectors, mode, _ = self._semantic(part, filters, limit)
-            return replace(self._keyword(part, filters, limit, vectors, mode), mode=mode)
-
-        return search_part
+    def _search_part(self, part: str, filters: Filters, limit: int, semantic: bool) -> SearchResult:
+        """One part of a multi-intent question, searched the way the whole was."""
+        vectors, mode = None, "keyword"
+        if semantic:
+            vectors, mode, _ = self._semantic(part, filters, limit)
+        return replace(self._keyword(part, filters, limit, vectors, mode), mode=mode)
 
     def _named_operations(
         self, parsed: ParsedQuery, filters: Filters, have: Sequence[KeywordMatch], limit: int
@@ -423,7 +419,7 @@ class Searcher:
         out = []
         for clause in parsed.clauses:
             found = [(min(d.df.get(t, 0) for t in a.tokens), a.kind) for a in clause.alternatives]
-            df = max([x for x, _ in found if x > 0], default=0)
+            df = clause_df(clause, d.df)
             known = any(x > 0 and kind != "typo" for x, kind in found)
             typo = not known and any(x > 0 for x, _ in found)
             weight = math.log(1.0 + (d.n_chunks - df + 0.5) / (df + 0.5))
