@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -582,3 +583,40 @@ def test_hybrid_keeps_the_operation_kind_an_api_question_asks_for(
             result = kb.search(question, limit=3)
             assert result.mode == "hybrid"
             assert result.hits[0].doc_id == f"widgets:{want}", question
+
+
+def test_the_query_is_embedded_while_keyword_candidates_are_found(
+    hashing_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Embedding the query waits until keyword search has fetched its candidates: only a
+    # search that runs the two side by side can finish.
+    fetched = threading.Event()
+    embed = HashingEmbedder.embed_query
+    store = type(hashing_kb.store)
+    candidates = store.keyword_candidates
+
+    def slow_embed(self: HashingEmbedder, text: str) -> Any:
+        assert fetched.wait(10), "the keyword candidates were not fetched meanwhile"
+        return embed(self, text)
+
+    def keyword_candidates(self: Any, query: Any) -> Any:
+        found = candidates(self, query)
+        fetched.set()
+        return found
+
+    monkeypatch.setattr(HashingEmbedder, "embed_query", slow_embed)
+    monkeypatch.setattr(store, "keyword_candidates", keyword_candidates)
+    r = hashing_kb.search("share a workspace with a team")
+    assert (r.mode, r.notice) == ("hybrid", "")
+    assert r.hits[0].doc_id == "concepts/workspace" and "vector" in r.hits[0].ranks
+
+
+def test_a_store_error_in_the_vector_search_is_the_searchs_error(
+    hashing_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: Any, vector: bytes, filters: Filters, k: int) -> Any:
+        raise IndexMismatch("the stored vectors are unreadable")
+
+    monkeypatch.setattr(type(hashing_kb.store), "nearest", broken)
+    with pytest.raises(IndexMismatch, match="unreadable"):
+        hashing_kb.search("share a workspace with a team")

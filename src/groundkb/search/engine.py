@@ -54,12 +54,55 @@ from .special import command_result, multi_intent
 from .verdict import ClauseStat, Scored, Signals, decide, measure, model_from_settings
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from ..embed import Embedder
+    from .vectors import Neighbours
 
 log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = bounds.MAX_QUERY_CHARS
 EMPTY_INDEX = "the index is empty: run `groundkb ingest` or `groundkb sync`"
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _background() -> ThreadPoolExecutor:
+    """The threads that find a query's vector candidates while its keyword search runs
+    (embedding releases the GIL, and so does SQLite)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="groundkb-vectors")
+        return _pool
+
+
+@dataclass(frozen=True)
+class _Vectors:
+    """A query's vector candidates, being found in the background, or why there are none.
+
+    ``found`` resolves to the neighbours, or to a notice when the embedder failed (a
+    search then degrades to keyword); a store error is the search's error.
+    """
+
+    mode: str
+    notice: str = ""
+    found: Future[Neighbours | str] | None = None
+
+    def result(self) -> tuple[Neighbours | None, str, str]:
+        """(vector candidates or None, the mode used, why it fell back to keyword)."""
+        if self.found is None:
+            return None, self.mode, self.notice
+        got = self.found.result()
+        if isinstance(got, str):
+            return None, "keyword", got
+        return got, self.mode, ""
+
+
+_KEYWORD = _Vectors("keyword")
 
 
 @dataclass
@@ -190,15 +233,15 @@ class Searcher:
             if command is not None:
                 result = command_result(self.store, text, command, limit, self._hit)
             else:
-                semantic, mode, notice = self._semantic(text, filters, limit)
-                result = replace(self._keyword(text, filters, limit, semantic, mode), mode=mode)
+                result = self._keyword(text, filters, limit, self._semantic(text, filters, limit))
                 # "workspace and widgets": two topics, each answered, answer with both
                 # (each part is searched the same way as the whole)
-                hybrid = semantic is not None
+                hybrid = result.mode != "keyword"
                 part = functools.partial(self._search_part, filters=filters, limit=limit,
                                          semantic=hybrid)  # fmt: skip
-                result = multi_intent(text, limit, part) or result
-                result = replace(result, notice=notice)
+                parts = multi_intent(text, limit, part)
+                if parts is not None:
+                    result = replace(parts, notice=result.notice)
         finally:
             self._local.derived = outer
         result = replace(result, hits=monotone(result.hits))
@@ -257,61 +300,61 @@ class Searcher:
         return correction(word, similar, self._current().known_terms)
 
     # --------------------------------------------------------------- semantic
-    def _semantic(
-        self, text: str, filters: Filters, limit: int
-    ) -> tuple[list[tuple[str, float]] | None, str, str]:
-        """(vector candidates or None, the mode used, why it fell back to keyword)."""
+    def _semantic(self, text: str, filters: Filters, limit: int) -> _Vectors:
+        """Start finding the vector candidates of ``text`` in the background (hybrid and
+        vector modes), or say why the search is keyword-only."""
         wanted = self.settings.retrieval
         if wanted == "keyword":
-            return None, "keyword", ""
+            return _KEYWORD
         try:
             embedder = self._embedder()
         except Exception as exc:  # any embedder failure degrades, never fails the search
             why = error_text(exc)
             log.warning("opening the embedder failed, searching by keyword: %s", why)
-            return None, "keyword", f"embedder failed ({why}); keyword search only"
+            return _Vectors("keyword", f"embedder failed ({why}); keyword search only")
         if embedder is None:  # keyword-only by configuration: nothing to report
-            return None, "keyword", ""
+            return _KEYWORD
         stored = self.store.embedder()  # a store error is the search's error
         if stored is None and self._current().empty:
-            return None, "keyword", EMPTY_INDEX
+            return _Vectors("keyword", EMPTY_INDEX)
         if stored is None or stored[0] != embedder.name:
             have = stored[0] if stored else "no embeddings"
-            return (
-                None,
+            return _Vectors(
                 "keyword",
                 (
                     f"index has {have}, configured embedder is {embedder.name}: "
                     "run `groundkb reindex`; keyword search only"
                 ),
             )
-        try:
-            from .vectors import to_bytes
+        k = max(self.settings.vector_candidates, limit * 2)
+        found = _background().submit(self._nearest, embedder, text, filters, k)
+        return _Vectors(wanted, found=found)
 
+    def _nearest(self, embedder: Embedder, text: str, filters: Filters, k: int) -> Neighbours | str:
+        """The nearest chunks to ``text``, or why the embedder failed (runs in the
+        background while keyword search runs)."""
+        from .vectors import Neighbours, to_bytes
+
+        try:
             vector = to_bytes(embedder.embed_query(text)[None, :])[0]
         except Exception as exc:  # any embedder failure degrades, never fails the search
             why = error_text(exc)
             log.warning("embedding the query failed, searching by keyword: %s", why)
-            return None, "keyword", f"embedder failed ({why}); keyword search only"
-        from .vectors import Neighbours
-
-        k = max(self.settings.vector_candidates, limit * 2)
-        return Neighbours(self.store.nearest(vector, filters, k), self.store, vector), wanted, ""
+            return f"embedder failed ({why}); keyword search only"
+        return Neighbours(self.store.nearest(vector, filters, k), self.store, vector)
 
     def _keyword(
-        self,
-        text: str,
-        filters: Filters,
-        limit: int,
-        semantic: list[tuple[str, float]] | None = None,
-        mode: str = "keyword",
+        self, text: str, filters: Filters, limit: int, vectors: _Vectors = _KEYWORD
     ) -> SearchResult:
+        """Keyword candidates rescored, fused with the vector candidates (when
+        ``vectors`` has them), judged and cut to hits."""
         parsed, corrected = self.parse(text)
         terms = tuple(c.original for c in parsed.clauses)
-        model = model_from_settings(self.settings, mode)
         if not parsed.clauses:
+            _, mode, notice = vectors.result()
+            model = model_from_settings(self.settings, mode)
             verdict, _ = decide(parsed, Signals({}), model, False)
-            return SearchResult(text, verdict, (), terms=terms)
+            return SearchResult(text, verdict, (), terms=terms, mode=mode, notice=notice)
         pool = max(self.settings.candidates, limit * 2)
         query = candidate_query(
             parsed,
@@ -326,6 +369,9 @@ class Searcher:
         matches = [*matches, *self._named_operations(parsed, filters, matches, pool)]
         # Rank every candidate (cheap), then gather evidence for the ones that can be shown.
         ranked = sorted((self._rank(m, parsed) for m in matches), key=lambda r: -r[0])
+        semantic: Sequence[tuple[str, float]] | None
+        semantic, mode, notice = vectors.result()
+        model = model_from_settings(self.settings, mode)
         if semantic and not matches and semantic[0][1] < self.settings.min_vector_hit:
             semantic = []  # nothing shares a word and the nearest meaning is far: no hits
         cosines: dict[str, float] = {}
@@ -387,6 +433,8 @@ class Searcher:
             suggestions=suggestions,
             corrected_query=corrected,
             terms=terms,
+            mode=mode,
+            notice=notice,
             signals={
                 **{k: round(v, 4) for k, v in signals.values.items()},
                 "p_scope": round(signals.scope, 4),
@@ -396,10 +444,8 @@ class Searcher:
 
     def _search_part(self, part: str, filters: Filters, limit: int, semantic: bool) -> SearchResult:
         """One part of a multi-intent question, searched the way the whole was."""
-        vectors, mode = None, "keyword"
-        if semantic:
-            vectors, mode, _ = self._semantic(part, filters, limit)
-        return replace(self._keyword(part, filters, limit, vectors, mode), mode=mode)
+        vectors = self._semantic(part, filters, limit) if semantic else _KEYWORD
+        return self._keyword(part, filters, limit, vectors)
 
     def _named_operations(
         self, parsed: ParsedQuery, filters: Filters, have: Sequence[KeywordMatch], limit: int
