@@ -62,6 +62,9 @@ def fits(data: Any, max_tokens: int) -> bool:
 EXPLAIN_FIELDS = ("explanation", "ranks", "retriever", "content_hash")
 #: Optional per-hit fields that carry nothing when empty.
 _EMPTY_OMITTED = ("category", "command", "summary", "method", "path", "resource")
+#: A document's own fields, which a later hit of the same document leaves out when they
+#: are what the document's first hit says.
+_DOCUMENT_FIELDS = ("title", "type", "source", "category", "citation")
 #: Result fields left out at their default (empty or zero) value.
 _DEFAULT_OMITTED = {
     "suggestions": [],
@@ -78,9 +81,11 @@ def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, 
     ranking's explanation, per-retriever ranks, retriever, content hash and query terms;
     empty optional fields and result fields at their default; a header path that is just
     the title; a resource URI that is just ``kb://docs/`` and the id; a chunk id that is
-    the id and ``#0``; option labels that are just the title; and suggestions that are
-    just the titles of the verdict's options."""
+    the id and ``#0``; in a later hit of a document, its title, type, source, category
+    and citation where the document's first hit says the same; option labels that are
+    just the title; and suggestions that are just the titles of the verdict's options."""
     hits = []
+    first: dict[Any, Mapping[str, Any]] = {}  # doc id -> its first hit
     for hit in data.get("hits", ()):
         h = {k: v for k, v in hit.items() if explain or k not in EXPLAIN_FIELDS}
         for key in _EMPTY_OMITTED:
@@ -93,6 +98,12 @@ def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, 
             h.pop("resource_uri", None)  # kb://docs/ and the id as it is: nothing encoded
         if not explain and h.get("chunk_id") == f"{h.get('doc_id')}#0":
             del h["chunk_id"]  # the document's first passage: the id says it
+        if not explain:
+            earlier = first.setdefault(h.get("doc_id"), hit)
+            if earlier is not hit:  # a later passage of a document already shown
+                for key in _DOCUMENT_FIELDS:
+                    if key in h and h[key] == earlier.get(key):
+                        del h[key]
         hits.append(h)
     out = {
         k: v

@@ -103,6 +103,11 @@ class VerdictOut(_Out):
     )
 
 
+_LATER = (
+    "MCP leaves it out in a later hit of a document when the document's first hit says the same."
+)
+
+
 class HitOut(_Out):
     doc_id: str
     chunk_id: str = Field(
@@ -110,10 +115,10 @@ class HitOut(_Out):
         description="The passage's id; MCP leaves it out when it is doc_id#0 (the "
         "document's first passage).",
     )
-    title: str
-    type: str
+    title: str = Field(default="", description=_LATER)
+    type: str = Field(default="", description=_LATER)
     category: str = Field(default="", description="MCP leaves it out when empty.")
-    source: str
+    source: str = Field(default="", description=_LATER)
     snippet: str
     score: float = Field(description="Evidence score in [0, 1].")
     matched_terms: list[str]
@@ -121,7 +126,7 @@ class HitOut(_Out):
         default="",
         description="Headings down to the chunk; MCP leaves it out when it is the title.",
     )
-    citation: str
+    citation: str = Field(default="", description=_LATER)
     content_hash: str = Field(
         default="", description="Version of the document; over MCP only with explain=true."
     )
@@ -202,7 +207,7 @@ class DocumentOut(_Out):
     aliases: list[str]
     examples: list[ExampleOut]
     related_ids: list[str]
-    citation: str
+    citation: str = Field(default="", description=_LATER)
     content_hash: str
     updated_at: str
     resource_uri: str = _RESOURCE_URI
