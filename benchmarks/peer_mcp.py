@@ -29,8 +29,9 @@ and run::
         --json benchmarks/results/peer_mcp.json
 
 Without ``--peer`` (or if it is not built) only groundkb is measured, with a message.
-``--baseline SRC`` also serves the keyword index with the code of another checkout's
-``src`` folder (e.g. a worktree of the previous commit): a before/after in the same run.
+``--baseline SRC`` also serves the keyword and hybrid indexes with the code of another
+checkout's ``src`` folder (e.g. a worktree of the previous commit): a before/after in the
+same run.
 """
 
 from __future__ import annotations
@@ -175,8 +176,8 @@ def main() -> None:
     parser.add_argument(
         "--baseline",
         type=Path,
-        help="the src folder of another groundkb checkout: also serve the keyword index "
-        "with that code (a before/after in the same run)",
+        help="the src folder of another groundkb checkout: also serve the indexes with "
+        "that code (a before/after in the same run)",
     )
     parser.add_argument("--json", type=Path)
     opts = parser.parse_args()
@@ -228,22 +229,25 @@ def main() -> None:
         if opts.no_hybrid:
             servers.pop()
         if opts.baseline:
-            servers.append(
-                Server(
-                    "groundkb keyword (baseline)",
-                    StdioServerParameters(
-                        command=sys.executable,
-                        args=["-m", "groundkb", "--db", str(kw_db), "serve"],
-                        env={
-                            **env,
-                            "PYTHONPATH": str(opts.baseline.resolve()),
-                            "GROUNDKB_EMBEDDER": "none",
-                            "GROUNDKB_RETRIEVAL": "keyword",
-                        },
-                    ),
-                    "search_knowledge",
+            for mode, db, embedder in (("keyword", kw_db, "none"), ("hybrid", hy_db, "minilm")):
+                if mode == "hybrid" and opts.no_hybrid:
+                    continue
+                servers.append(
+                    Server(
+                        f"groundkb {mode} (baseline)",
+                        StdioServerParameters(
+                            command=sys.executable,
+                            args=["-m", "groundkb", "--db", str(db), "serve"],
+                            env={
+                                **env,
+                                "PYTHONPATH": str(opts.baseline.resolve()),
+                                "GROUNDKB_EMBEDDER": embedder,
+                                "GROUNDKB_RETRIEVAL": mode,
+                            },
+                        ),
+                        "search_knowledge",
+                    )
                 )
-            )
         if peer_main is not None:
             store, config = Path(tmp) / "peer-store", Path(tmp) / "peer-config.yaml"
             config.write_text(  # let the peer read local files under the temporary folder
