@@ -25,6 +25,7 @@ from groundkb.embed import EMBEDDERS, EmbedderError
 from groundkb.embed.hashing import HashingEmbedder
 from groundkb.errors import ConfigError, IndexMismatch
 from groundkb.models import Filters, SearchResult
+from groundkb.ops import CALLER, Caller, calling
 from groundkb.serve.cli import cli
 
 from .conftest import EXAMPLES
@@ -609,6 +610,23 @@ def test_the_query_is_embedded_while_keyword_candidates_are_found(
     r = hashing_kb.search("share a workspace with a team")
     assert (r.mode, r.notice) == ("hybrid", "")
     assert r.hits[0].doc_id == "concepts/workspace" and "vector" in r.hits[0].ranks
+
+
+def test_the_query_is_embedded_in_the_callers_context(
+    hashing_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[Caller | None, str]] = []
+    embed = HashingEmbedder.embed_query
+
+    def embed_query(self: HashingEmbedder, text: str) -> Any:
+        seen.append((CALLER.get(), threading.current_thread().name))
+        return embed(self, text)
+
+    monkeypatch.setattr(HashingEmbedder, "embed_query", embed_query)
+    ann = Caller(shell="mcp", user="ann")
+    with calling(ann):
+        assert hashing_kb.search("share a workspace with a team").mode == "hybrid"
+    assert seen == [(ann, seen[0][1])] and seen[0][1] != threading.current_thread().name
 
 
 def test_a_store_error_in_the_vector_search_is_the_searchs_error(

@@ -19,6 +19,7 @@ their order in ``hits.py``, and the command look-up and multi-intent paths in
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
 import math
@@ -76,7 +77,7 @@ def _background() -> ThreadPoolExecutor:
         if _pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
-            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="groundkb-vectors")
+            _pool = ThreadPoolExecutor(thread_name_prefix="groundkb-vectors")
         return _pool
 
 
@@ -327,7 +328,9 @@ class Searcher:
                 ),
             )
         k = max(self.settings.vector_candidates, limit * 2)
-        found = _background().submit(self._nearest, embedder, text, filters, k)
+        # in the caller's context (the caller and shell the query log and audit name)
+        context = contextvars.copy_context()
+        found = _background().submit(context.run, self._nearest, embedder, text, filters, k)
         return _Vectors(wanted, found=found)
 
     def _nearest(self, embedder: Embedder, text: str, filters: Filters, k: int) -> Neighbours | str:
