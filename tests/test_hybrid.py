@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import select
 import shutil
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -638,3 +641,30 @@ def test_a_store_error_in_the_vector_search_is_the_searchs_error(
     monkeypatch.setattr(type(hashing_kb.store), "nearest", broken)
     with pytest.raises(IndexMismatch, match="unreadable"):
         hashing_kb.search("share a workspace with a team")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_process_searches_with_its_own_worker_threads(
+    hashing_kb: KnowledgeBase,
+) -> None:
+    assert hashing_kb.search("share a workspace with a team").mode == "hybrid"  # pool started
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: a search must not wait on the parent's threads
+        code = 1
+        try:
+            r = hashing_kb.search("share a workspace with a team")
+            code = 0 if r.mode == "hybrid" and r.hits else 1
+        finally:
+            os.write(write, bytes([code]))
+            os._exit(code)
+    os.close(write)
+    try:
+        ready, _, _ = select.select([read], [], [], 20)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        assert ready, "the search in the forked process hung"
+        assert os.read(read, 1) == b"\x00"
+    finally:
+        os.close(read)
+        os.waitpid(pid, 0)

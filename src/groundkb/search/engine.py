@@ -23,6 +23,7 @@ import contextvars
 import functools
 import logging
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -67,6 +68,16 @@ EMPTY_INDEX = "the index is empty: run `groundkb ingest` or `groundkb sync`"
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    """In a forked child: the parent's worker threads do not exist there."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _background() -> ThreadPoolExecutor:
