@@ -207,7 +207,7 @@ class DocumentOut(_Out):
     aliases: list[str]
     examples: list[ExampleOut]
     related_ids: list[str]
-    citation: str = Field(default="", description=_LATER)
+    citation: str
     content_hash: str
     updated_at: str
     resource_uri: str = _RESOURCE_URI
