@@ -48,7 +48,7 @@ async def test_search_returns_verdict_hits_and_evidence(docs_kb: KnowledgeBase, 
         hit = data["hits"][0]
         assert hit["doc_id"] == "concepts/workspace"
         assert hit["title"] == "Workspace" and "header_path" not in hit  # it is the title
-        assert hit["citation"] and hit["matched_terms"] == ["workspace"]
+        assert hit["citation"] and "matched_terms" not in hit  # explain=true brings them
         miss = await client.call_tool("search_knowledge", {"query": "explain calendar"})
         assert payload(miss) is not None
         assert payload(miss)["verdict"]["kind"] == "no_match"
@@ -68,6 +68,7 @@ async def test_search_hits_leave_out_what_repeats_unless_explain_is_asked(
     assert hit["title"] == "Workspace"  # so its header path, the same, is left out
     assert "header_path" not in hit and "header_path" not in explained
     assert explained["explanation"] and explained["ranks"] == {"keyword": 1}
+    assert "matched_terms" not in hit and explained["matched_terms"] == ["workspace"]
     assert hit["snippet"] == explained["snippet"] and hit["citation"]
     assert "resource_uri" not in hit and "content_hash" not in hit  # kb://docs/ + doc_id
     assert explained["resource_uri"] == "kb://docs/" + hit["doc_id"] and explained["content_hash"]

@@ -15,7 +15,7 @@ from mcp import Client, MCPError
 from groundkb import KnowledgeBase
 from groundkb.answer.injection import detect_injection
 from groundkb.answer.tokens import count_tokens
-from groundkb.answer.tooloutput import compact_json, fit_document, fit_search, fits
+from groundkb.answer.tooloutput import compact_json, compact_search, fit_document, fit_search, fits
 from groundkb.errors import InvalidInput
 from groundkb.serve.mcp import build_server
 
@@ -170,6 +170,25 @@ def test_fit_search_refuses_rather_than_exceeds_and_fit_document_pages_cover_the
             break
         offset = page["next_offset"]
     assert "".join(pieces) == text
+
+
+def test_a_budget_that_drops_a_documents_first_hit_hands_its_fields_down() -> None:
+    def hit(doc: str, chunk: int, score: float) -> dict[str, Any]:
+        return {"doc_id": doc, "chunk_id": f"{doc}#{chunk}", "title": f"Title of {doc}",
+                "type": "page", "source": "docs", "citation": f"docs:{doc}.md",
+                "snippet": "words " * 20, "score": score}  # fmt: skip
+
+    # a first hit scored below a later hit of its document (a multi-intent answer puts
+    # each part's hits in turn) goes first; the later hit then names the document
+    lean = compact_search(
+        {"query": "q", "hits": [hit("c", 0, 0.2), hit("d", 0, 0.9), hit("c", 1, 0.3)]}
+    )
+    assert [set(h) & {"title", "citation"} for h in lean["hits"]] == [
+        {"title", "citation"}, {"title", "citation"}, set()]  # fmt: skip
+    one = fit_search(lean, count_tokens(compact_json(lean)) - 1)
+    assert one["dropped_hits"] == 1
+    assert [(h.get("chunk_id"), h["title"], h["citation"]) for h in one["hits"]] == [
+        (None, "Title of d", "docs:d.md"), ("c#1", "Title of c", "docs:c.md")]  # fmt: skip
 
 
 def test_fits_agrees_with_the_token_count_whether_or_not_it_counts() -> None:

@@ -57,9 +57,9 @@ def fits(data: Any, max_tokens: int) -> bool:
     return len(text.encode("utf-8")) <= max_tokens or count_tokens(text) <= max_tokens
 
 
-#: Per-hit fields that explain the ranking or identify a version rather than answer:
-#: sent with ``explain``.
-EXPLAIN_FIELDS = ("explanation", "ranks", "retriever", "content_hash")
+#: Per-hit fields that explain the ranking or identify a version rather than answer
+#: (the snippet already shows the words that matched): sent with ``explain``.
+EXPLAIN_FIELDS = ("explanation", "ranks", "retriever", "content_hash", "matched_terms")
 #: Optional per-hit fields that carry nothing when empty.
 _EMPTY_OMITTED = ("category", "command", "summary", "method", "path", "resource")
 #: A document's own fields, which a later hit of the same document leaves out when they
@@ -78,7 +78,8 @@ _DEFAULT_OMITTED = {
 
 def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, Any]:
     """A search result without what repeats or explains (unless ``explain``): the
-    ranking's explanation, per-retriever ranks, retriever, content hash and query terms;
+    ranking's explanation, matched terms, per-retriever ranks, retriever, content hash
+    and query terms;
     empty optional fields and result fields at their default; a header path that is just
     the title; a resource URI that is just ``kb://docs/`` and the id; a chunk id that is
     the id and ``#0``; in a later hit of a document, its title, type, source, category
@@ -146,11 +147,24 @@ def fit_search(data: Mapping[str, Any], max_tokens: int) -> dict[str, Any]:
     hits = list(out["hits"])
     while hits and not fits(out, max_tokens):
         worst = min(range(len(hits)), key=lambda i: (hits[i].get("score", 0.0), -i))
-        hits.pop(worst)
+        gone = hits.pop(worst)
         out = {**out, "hits": hits, "dropped_hits": out.get("dropped_hits", 0) + 1}
+        _hand_down(out, gone)
     if not fits(out, max_tokens):
         raise _too_small(max_tokens, out)
     return out
+
+
+def _hand_down(out: dict[str, Any], gone: Mapping[str, Any]) -> None:
+    """After ``gone`` left a compacted result, the document fields it carried (title,
+    type, ...) move to the next hit of its document, which left them out because
+    ``gone`` said them: no hit is left naming its document by the id alone."""
+    hits = out["hits"]
+    for i, h in enumerate(hits):
+        if h.get("doc_id") == gone.get("doc_id"):
+            said = {k: gone[k] for k in _DOCUMENT_FIELDS if k in gone and k not in h}
+            hits[i] = {**h, **said}
+            return  # the document's next hit is now its first
 
 
 def fit_document(data: Mapping[str, Any], max_tokens: int, offset: int = 0) -> dict[str, Any]:

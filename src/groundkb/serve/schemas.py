@@ -121,7 +121,10 @@ class HitOut(_Out):
     source: str = Field(default="", description=_LATER)
     snippet: str
     score: float = Field(description="Evidence score in [0, 1].")
-    matched_terms: list[str]
+    matched_terms: list[str] = Field(
+        default_factory=list,
+        description="The query's words the hit matched; over MCP only with explain=true.",
+    )
     header_path: str = Field(
         default="",
         description="Headings down to the chunk; MCP leaves it out when it is the title.",
