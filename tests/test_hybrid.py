@@ -615,6 +615,32 @@ def test_the_query_is_embedded_while_keyword_candidates_are_found(
     assert r.hits[0].doc_id == "concepts/workspace" and "vector" in r.hits[0].ranks
 
 
+def test_the_nearest_chunks_are_found_while_the_main_connection_reads(
+    hashing_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The vector side asks the store whether its vectors changed; a long keyword read,
+    # which holds the main connection, must not make it wait.
+    assert hashing_kb.search("share a workspace with a team").mode == "hybrid"  # vectors loaded
+    found = threading.Event()
+    store = type(hashing_kb.store)
+    candidates, nearest = store.keyword_candidates, store.nearest
+
+    def keyword_candidates(self: Any, query: Any) -> Any:
+        with self._lock:  # as a read on the main connection holds it
+            assert found.wait(10), "the vector search waited for the keyword read"
+            return candidates(self, query)
+
+    def nearest_then_tell(self: Any, vector: bytes, filters: Filters, k: int) -> Any:
+        out = nearest(self, vector, filters, k)
+        found.set()
+        return out
+
+    monkeypatch.setattr(store, "keyword_candidates", keyword_candidates)
+    monkeypatch.setattr(store, "nearest", nearest_then_tell)
+    r = hashing_kb.search("share a workspace with a team")
+    assert (r.mode, r.notice) == ("hybrid", "") and "vector" in r.hits[0].ranks
+
+
 def test_the_query_is_embedded_in_the_callers_context(
     hashing_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
 ) -> None:

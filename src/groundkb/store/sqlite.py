@@ -91,6 +91,8 @@ class SQLiteStore:
     ) -> None:
         self.location = self.path = str(path)
         self._lock = threading.RLock()
+        self._token_lock = threading.Lock()
+        self._token_db: sqlite3.Connection | None = None
         self._commits = 0
         self._vocab: Refreshing[str, Vocabulary] = Refreshing(
             self.change_token, self._load_vocabulary
@@ -127,6 +129,15 @@ class SQLiteStore:
             else:
                 migrations.check_current(schema_version(self._db), MIGRATIONS, self.path)
             check_tokenizer(self._db, self.path)
+            # The change marker comes from a connection of its own: asking for it never
+            # waits for a long read on the main connection (a search's vector side on a
+            # worker thread asks while the caller's thread reads keyword candidates).
+            # Every commit on the main connection counts as another connection's there.
+            self._token_db = (
+                sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+                if self.path != ":memory:"
+                else None
+            )
         except sqlite3.Error as exc:
             self._db.close()
             if "not a database" in str(exc):
@@ -138,8 +149,10 @@ class SQLiteStore:
 
     # ----------------------------------------------------------------- lifecycle
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._token_lock:
             self._db.close()
+            if self._token_db is not None:
+                self._token_db.close()
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -186,9 +199,11 @@ class SQLiteStore:
                 raise StoreError(f"{self.path}: {exc}") from exc
 
     def change_token(self) -> str:
-        with self._lock:
+        db, lock = (self._db, self._lock) if self._token_db is None else (
+            self._token_db, self._token_lock)  # fmt: skip
+        with lock:
             try:
-                version = self._db.execute("PRAGMA data_version").fetchone()[0]
+                version = db.execute("PRAGMA data_version").fetchone()[0]
             except sqlite3.Error as exc:
                 raise StoreError(f"{self.path}: {exc}") from exc
             return f"{version}.{self._commits}"
