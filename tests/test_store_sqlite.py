@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from groundkb import KnowledgeBase
 from groundkb.errors import IndexMismatch, StoreError
 from groundkb.serve.cli import cli
 from groundkb.store import open_store
@@ -47,6 +48,25 @@ def test_migrate_reports_the_schema_version(tmp_path: Path) -> None:
     assert first.exit_code == 0 and "from version 0 to 2" in first.output
     again = CliRunner().invoke(cli, ["--db", db, "migrate"])
     assert again.exit_code == 0 and "current (version 2)" in again.output
+
+
+def test_term_statistics_are_the_same_from_the_loaded_vocabulary_and_follow_writes(
+    docs_kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    store = docs_kb.store
+    terms = ["workspace", "team", "nosuchterm"]
+    from_fts5 = store.term_stats(terms)
+    assert from_fts5.df["workspace"] > 0 and from_fts5.df["nosuchterm"] == 0
+    store.similar_terms("workspase", 1)  # typo correction loads the vocabulary
+    assert store._vocab.peek() is not None
+    assert store.term_stats(terms) == from_fts5
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "teams.md").write_text("# Teams\n\nA team shares a workspace.\n")
+    assert docs_kb.ingest(tmp_path / "more", source="more").ok
+    assert store._vocab.peek() is None  # the index changed: not the vocabulary of now
+    after = store.term_stats(terms)
+    assert after.chunks == from_fts5.chunks + 1
+    assert after.df["workspace"] == from_fts5.df["workspace"] + 1
 
 
 def test_token_totals_come_from_fts5s_record_or_else_a_scan() -> None:

@@ -110,6 +110,16 @@ class Refreshing(Generic[K, T]):
                     self._stale = True
                 raise
 
+    def peek(self) -> T | None:
+        """The value built for the current key, or None: never builds nor waits for a
+        build (a caller with another way to the same answer takes that instead)."""
+        key = self._key()
+        with self._lock:
+            current = self._value
+            if current is None or self._stale or current[0] != key:
+                return None
+            return current[1]
+
     def wait(self, timeout: float | None = None) -> None:
         """Block until no background build is running (tests, shutdown)."""
         with self._lock:

@@ -478,9 +478,14 @@ class SQLiteStore:
         return self._vocab.get()
 
     def term_stats(self, terms: Collection[str]) -> TermStats:
-        # Read from FTS5 directly (its totals record and a term look-up each), not from
-        # the vocabulary: loading all of it costs a fresh process tens of milliseconds,
-        # and only typo correction needs it (``similar_terms``).
+        # From the vocabulary when typo correction (``similar_terms``) has loaded it for
+        # the index as it is now: a dictionary look-up, where FTS5 reads a term's whole
+        # posting list to count its chunks (0.45 ms a common term at 100k chunks).
+        # Otherwise from FTS5 directly (its totals record and a term look-up each), not
+        # by loading the vocabulary: that costs a fresh process tens of milliseconds.
+        vocab = self._vocab.peek()
+        if vocab is not None:
+            return TermStats(vocab.chunks, vocab.avg_length, {t: vocab.df.get(t, 0) for t in terms})
         with self._snapshot():
             return sqlite_query.term_stats(self._query, terms)
 
