@@ -189,6 +189,13 @@ def test_a_budget_that_drops_a_documents_first_hit_hands_its_fields_down() -> No
     assert one["dropped_hits"] == 1
     assert [(h.get("chunk_id"), h["title"], h["citation"]) for h in one["hits"]] == [
         (None, "Title of d", "docs:d.md"), ("c#1", "Title of c", "docs:c.md")]  # fmt: skip
+    # a later hit that goes hands nothing down: the hits after it still share the first's
+    three = [hit("e", 0, 0.9), {**hit("e", 1, 0.1), "citation": "docs:e.md#part"},
+             hit("e", 2, 0.5)]  # fmt: skip
+    lean = compact_search({"query": "q", "hits": three})
+    assert [h.get("citation") for h in lean["hits"]] == ["docs:e.md", "docs:e.md#part", None]
+    two = fit_search(lean, count_tokens(compact_json(lean)) - 1)
+    assert [h.get("citation") for h in two["hits"]] == ["docs:e.md", None]
 
 
 def test_fits_agrees_with_the_token_count_whether_or_not_it_counts() -> None:

@@ -149,16 +149,17 @@ def fit_search(data: Mapping[str, Any], max_tokens: int) -> dict[str, Any]:
         worst = min(range(len(hits)), key=lambda i: (hits[i].get("score", 0.0), -i))
         gone = hits.pop(worst)
         out = {**out, "hits": hits, "dropped_hits": out.get("dropped_hits", 0) + 1}
-        _hand_down(out, gone)
+        if all(h.get("doc_id") != gone.get("doc_id") for h in hits[:worst]):
+            _hand_down(out, gone)  # it was its document's first hit
     if not fits(out, max_tokens):
         raise _too_small(max_tokens, out)
     return out
 
 
 def _hand_down(out: dict[str, Any], gone: Mapping[str, Any]) -> None:
-    """After ``gone`` left a compacted result, the document fields it carried (title,
-    type, ...) move to the next hit of its document, which left them out because
-    ``gone`` said them: no hit is left naming its document by the id alone."""
+    """After ``gone``, the first hit of its document, left a compacted result, the
+    document fields it carried (title, type, ...) move to the document's next hit, which
+    left out those it shared: no hit is left naming its document by the id alone."""
     hits = out["hits"]
     for i, h in enumerate(hits):
         if h.get("doc_id") == gone.get("doc_id"):
