@@ -49,6 +49,34 @@ def test_an_ambiguous_word_asks_which_meaning_and_names_the_options(
     assert {o.doc_id for o in r.verdict.options} == {"concepts/home", "concepts/dashboard"}
 
 
+def test_options_from_more_than_one_source_name_their_source(tmp_path: Path) -> None:
+    def catalog(name: str, cmd: str, title: str) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "commands.yaml").write_text(
+            "entries:\n"
+            f"  - id: {name}-{cmd.split()[-1]}\n    type: command\n    title: {title}\n"
+            f"    category: users\n    content: |\n      Syntax: `{cmd}`\n"
+            f"    command: {cmd}\n"
+        )
+        return folder
+
+    with KnowledgeBase.open(tmp_path / "kb.db") as kb:
+        assert kb.ingest(catalog("cli-v1", "acme users list", "List users"), source="cli-v1").ok
+        assert kb.ingest(catalog("cli-v2", "acme users get", "Get a user"), source="cli-v2").ok
+        r = kb.search("acme users")
+        assert (r.verdict.kind, r.verdict.reason) == ("clarify", "ambiguous")
+        assert {(o.command, o.source) for o in r.verdict.options} == {
+            ("acme users list", "cli-v1"), ("acme users get", "cli-v2")}  # fmt: skip
+        assert "`acme users list` (cli-v1, users)" in [o.label for o in r.verdict.options]
+
+
+def test_options_of_one_source_leave_it_out(both_kb: KnowledgeBase) -> None:
+    r = both_kb.search("home")  # two sources in the index, both options from the docs
+    assert r.verdict.kind == "clarify" and len(r.verdict.options) >= 2
+    assert all(o.source == "" for o in r.verdict.options)
+
+
 def test_a_weak_match_asks_whether_it_is_the_one_meant(both_kb: KnowledgeBase) -> None:
     r = both_kb.search("tell me about panels")
     assert r.verdict.kind == "clarify"

@@ -164,11 +164,17 @@ class Option:
     category: str = ""
     type: str = ""
     command: str = ""
+    source: str = ""  # set only where the options come from more than one source
 
     @property
     def label(self) -> str:
         name = f"`{self.command}`" if self.command else self.title
-        return f"{name} ({self.category})" if self.category else name
+        return f"{name} ({self.where})" if self.where else name
+
+    @property
+    def where(self) -> str:
+        """Its source (when set) and category, as a label names them."""
+        return ", ".join(x for x in (self.source, self.category) if x)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..analyze.text import ParsedQuery, stem
 from ..errors import ConfigError
@@ -253,6 +253,15 @@ def option_of(d: DocSummary) -> Option:
     return Option(d.id, d.title, d.category, d.type, " ".join(command_name(d.command)))
 
 
+def _sourced(docs: Sequence[DocSummary]) -> tuple[Option, ...]:
+    """The options naming ``docs``, each with its source when they come from more than
+    one (two APIs' "Create an assistant" differ by whose API it is)."""
+    options = tuple(option_of(d) for d in docs)
+    if len({d.source for d in docs}) > 1:
+        options = tuple(replace(o, source=d.source) for o, d in zip(options, docs, strict=True))
+    return options
+
+
 def _option(s: Scored) -> Option:
     return option_of(s.match.doc)
 
@@ -263,7 +272,7 @@ def _short(option: Option, width: int = 72) -> str:
     if option.command or len(option.title) <= width:
         return option.label
     title = option.title[:width].rsplit(" ", 1)[0].rstrip(",;:") + "…"
-    return f"{title} ({option.category})" if option.category else title
+    return f"{title} ({option.where})" if option.where else title
 
 
 def _why(model: Logistic, values: Mapping[str, float]) -> tuple[str, ...]:
@@ -350,7 +359,7 @@ def decide(
         close = [m.lead for m in named[:3]]
     evidence = _why(model.answer, x)
     if len(close) > 1:
-        options = tuple(_option(s) for s in close)
+        options = _sourced([s.match.doc for s in close])
         listed = " or ".join(_short(o) for o in options)
         return (
             Verdict(
@@ -393,7 +402,7 @@ def command_verdict(query: str, cm: CommandMatch) -> Verdict:
             "answer", 1.0, "exact_command", f"`{doc.command or query}` is a documented command."
         )
     if cm.kind in ("exact", "group", "completed"):
-        options = tuple(option_of(d) for d in cm.docs[:5])
+        options = _sourced(cm.docs[:5])
         names = ", ".join(f"`{n}`" for n in cm.suggestions[:5]) or "several commands"
         return Verdict(
             "clarify", 0.5, "ambiguous", f"`{query}` covers {names}; which one?", options

@@ -87,6 +87,9 @@ class OptionOut(_Out):
     category: str = ""
     type: str = ""
     command: str = ""
+    source: str = Field(
+        default="", description="Its source, given when the options come from more than one."
+    )
     label: str = Field(default="", description="How to name the option to a person.")
 
 
