@@ -641,6 +641,34 @@ def test_the_nearest_chunks_are_found_while_the_main_connection_reads(
     assert (r.mode, r.notice) == ("hybrid", "") and "vector" in r.hits[0].ranks
 
 
+def test_a_warm_up_builds_what_the_first_hybrid_search_would_wait_for(
+    open_kb: OpenKB, docs: Path
+) -> None:
+    assert open_kb().ingest(docs, source="docs").ok  # by another knowledge base object
+    kb = open_kb()
+    assert not kb.embedder_loaded and kb.store._matrix.peek() is None
+    kb.warm()
+    assert kb.embedder_loaded and kb.store._matrix.peek() is not None
+    assert kb.store._vocab.peek() is not None
+    derived = kb.searcher._derived_data
+    built = derived.builds
+    assert kb.search("share a workspace with a team").mode == "hybrid"
+    assert derived.builds == built  # the search took what the warm-up built
+
+
+def test_a_failed_warm_up_is_logged_and_searches_build_what_they_need(
+    hashing_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: Any) -> Any:
+        raise IndexMismatch("the vocabulary is unreadable")
+
+    monkeypatch.setattr(type(hashing_kb.store), "similar_terms", broken)
+    with caplog.at_level(logging.WARNING, logger="groundkb"):
+        hashing_kb.warm()  # never raises
+    assert "warming up failed" in caplog.text and "unreadable" in caplog.text
+    assert hashing_kb.search("share a workspace with a team").hits
+
+
 def test_the_query_is_embedded_in_the_callers_context(
     hashing_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import struct
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -370,6 +371,27 @@ class KnowledgeBase:
             chunks_embedded=embedded,
             seconds=report.seconds + time.perf_counter() - started,
         )
+
+    # ---------------------------------------------------------------- warm-up
+    def warm(self) -> None:
+        """Build now what the first searches would otherwise wait for: the data searches
+        derive from the whole index, the typo vocabulary and, for vector or hybrid
+        retrieval, the embedder and the matrix of vectors (at 100k chunks the first
+        search and the first typo took 0.67 s and 0.5 s). Safe beside searches, which
+        take what it built; ``serve`` runs it on a thread of its own. A failure is
+        logged, never raised: a search builds what it needs itself."""
+        started = time.perf_counter()
+        try:
+            self.searcher.warm()
+            stored = self.store.embedder() if self.settings.retrieval != "keyword" else None
+            embedder = self.embedder() if stored is not None else None
+            if stored is not None and embedder is not None and stored[0] == embedder.name:
+                unit = struct.pack(f"<{stored[1]}f", 1.0, *[0.0] * (stored[1] - 1))
+                self.visible.nearest(unit, Filters(), 1)  # loads the matrix of vectors
+        except Exception as exc:  # a warm-up is an optimisation, never an outage
+            log.warning("warming up failed (searches build what they need): %s", error_text(exc))
+            return
+        log.info("warmed up in %.2f s", time.perf_counter() - started)
 
     # -------------------------------------------------------------- embeddings
     def embedder(self) -> Embedder | None:

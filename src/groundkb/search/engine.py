@@ -170,6 +170,12 @@ class Searcher:
     def derived(self) -> _Derived:
         return self._derived_data.get()
 
+    def warm(self) -> None:
+        """Build the derived data and the typo vocabulary now, which the first search
+        and the first unknown word would otherwise wait for."""
+        self.derived()
+        self.store.similar_terms("warm", 1)  # the store loads its vocabulary to answer
+
     def invalidate(self) -> None:
         """The index was changed by this process: the next search rebuilds first."""
         self._derived_data.invalidate()

@@ -337,7 +337,7 @@ def serve_http(settings: Settings, *, host: str, sock: socket.socket) -> None:
     """Print the banner and serve on ``sock`` (see ``startup.bind``) until interrupted."""
     import uvicorn
 
-    from .startup import configure_logging, opened, print_banner
+    from .startup import configure_logging, opened, print_banner, warm_in_background
 
     configure_logging(settings)
     try:
@@ -361,6 +361,7 @@ def serve_http(settings: Settings, *, host: str, sock: socket.socket) -> None:
                 ("audit", settings.audit_log),
             ]
             print_banner(kb, urls)
+            warm_in_background(kb)
             config = uvicorn.Config(
                 app, log_level=settings.log_level.lower(), access_log=False, lifespan="on"
             )

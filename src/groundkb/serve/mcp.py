@@ -459,7 +459,7 @@ def run(
     settings: Settings, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765
 ) -> None:
     """Serve until interrupted. Logs go to stderr; stdout belongs to the stdio protocol."""
-    from .startup import bind, configure_logging, opened, print_banner
+    from .startup import bind, configure_logging, opened, print_banner, warm_in_background
 
     if http:
         from .http import serve_http
@@ -478,6 +478,7 @@ def run(
         if backfill is not None:
             urls.append(("embedding", "chunks without vectors are embedded in the background"))
         print_banner(kb, urls=urls)
+        warm_in_background(kb)
         try:
             build_server(kb, aggregator=aggregator).run("stdio")
         finally:

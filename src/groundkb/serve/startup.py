@@ -17,6 +17,7 @@ import errno
 import logging
 import socket
 import sys
+import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -105,6 +106,14 @@ def banner(kb: KnowledgeBase, urls: list[tuple[str, str]]) -> str:
 
 def print_banner(kb: KnowledgeBase, urls: list[tuple[str, str]]) -> None:
     print(banner(kb, urls), file=sys.stderr, flush=True)
+
+
+def warm_in_background(kb: KnowledgeBase) -> threading.Thread:
+    """Warm ``kb`` up (``KnowledgeBase.warm``) on a thread of its own while the server
+    starts answering."""
+    thread = threading.Thread(target=kb.warm, name="groundkb-warm", daemon=True)
+    thread.start()
+    return thread
 
 
 def bind(host: str, port: int) -> socket.socket:
