@@ -478,9 +478,9 @@ class Searcher:
 
     # ---------------------------------------------------------------- scoring
     def _clause_stats(self, parsed: ParsedQuery) -> list[ClauseStat]:
-        """Per clause: idf of its rarest-but-present alternative (an unseen clause gets
-        the largest idf), and whether the index knows it as written or only after typo
-        correction."""
+        """Per clause: the idf of how common it is (``clause_df``: its most frequent
+        alternative the index has; an unseen clause gets the largest idf), and whether
+        the index knows it as written or only after typo correction."""
         d = self._current()
         out = []
         for clause in parsed.clauses:
