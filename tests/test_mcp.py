@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from groundkb import KnowledgeBase
+from groundkb import KnowledgeBase, bounds
 from groundkb.serve.mcp import build_server
 
 from .conftest import EXAMPLES
@@ -69,6 +69,8 @@ async def test_search_hits_leave_out_what_repeats_unless_explain_is_asked(
     assert "header_path" not in hit and "header_path" not in explained
     assert explained["explanation"] and explained["ranks"] == {"keyword": 1}
     assert "matched_terms" not in hit and explained["matched_terms"] == ["workspace"]
+    # the query the caller sent is not sent back; explain keeps it
+    assert "query" not in lean and payload(full)["query"] == "explain workspace"
     assert hit["snippet"] == explained["snippet"] and hit["citation"]
     assert "resource_uri" not in hit and "content_hash" not in hit  # kb://docs/ + doc_id
     assert explained["resource_uri"] == "kb://docs/" + hit["doc_id"] and explained["content_hash"]
@@ -99,6 +101,14 @@ async def test_search_hits_leave_out_what_repeats_unless_explain_is_asked(
     assert len(json.dumps(lean)) < len(json.dumps(payload(full)))
     text = json.loads(full.content[0].text)  # type: ignore[union-attr]
     assert text == payload(full)
+
+
+async def test_a_query_cut_to_its_searched_length_is_sent_back(docs_kb: KnowledgeBase) -> None:
+    long = "explain workspace " + "and more words " * (bounds.MAX_QUERY_CHARS // 10)
+    async with Client(build_server(docs_kb)) as client:
+        data = payload(await client.call_tool("search_knowledge", {"query": long}))
+    assert data is not None and long.startswith(data["query"])
+    assert len(data["query"]) == bounds.MAX_QUERY_CHARS and "cut" in data["notice"]
 
 
 async def test_every_lean_hit_still_meets_the_declared_output_schema(tmp_path: Path) -> None:

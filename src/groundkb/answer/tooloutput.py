@@ -76,10 +76,13 @@ _DEFAULT_OMITTED = {
 }
 
 
-def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, Any]:
+def compact_search(
+    data: Mapping[str, Any], explain: bool = False, asked: str | None = None
+) -> dict[str, Any]:
     """A search result without what repeats or explains (unless ``explain``): the
     ranking's explanation, matched terms, per-retriever ranks, retriever, content hash
-    and query terms;
+    and query terms; the query when it is ``asked``, what the caller sent (a query cut
+    to its searched length or with a credential left out stays, to show what ran);
     empty optional fields and result fields at their default; a header path that is just
     the title; a resource URI that is just ``kb://docs/`` and the id; a chunk id that is
     the id and ``#0``; in a later hit of a document, its title, type, source, category
@@ -106,10 +109,13 @@ def compact_search(data: Mapping[str, Any], explain: bool = False) -> dict[str, 
                     if key in h and h[key] == earlier.get(key):
                         del h[key]
         hits.append(h)
+    sent = None if explain or asked is None else asked.strip()
     out = {
         k: v
         for k, v in data.items()
-        if not (k in _DEFAULT_OMITTED and v == _DEFAULT_OMITTED[k]) and (explain or k != "terms")
+        if not (k in _DEFAULT_OMITTED and v == _DEFAULT_OMITTED[k])
+        and (explain or k != "terms")
+        and not (k == "query" and v == sent)
     }
     out["hits"] = hits
     verdict = data.get("verdict")

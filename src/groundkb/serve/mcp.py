@@ -293,7 +293,7 @@ def build_server(
 
         def run(v: KnowledgeBase) -> dict[str, Any]:
             found = v.search(query, type=type, category=category, source=source, limit=limit)
-            data = compact_search(search_out(found).model_dump(mode="json"), explain)
+            data = compact_search(search_out(found).model_dump(mode="json"), explain, query)
             return fit_search(data, cap)
 
         return _compact(

@@ -161,7 +161,11 @@ class HitOut(_Out):
 
 
 class SearchOut(_Out):
-    query: str
+    query: str = Field(
+        default="",
+        description="The question as searched; over MCP left out when it is the query "
+        "sent (it differs when cut to its searched length or a credential was left out).",
+    )
     verdict: VerdictOut
     hits: list[HitOut]
     suggestions: list[str] = Field(
