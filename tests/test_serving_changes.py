@@ -13,7 +13,7 @@ import httpx2
 import pytest
 
 from groundkb import KnowledgeBase, Settings
-from groundkb.search.refresh import Refreshing
+from groundkb.refreshing import Refreshing
 from groundkb.serve.http import create_app
 
 from .conftest import EXAMPLES

@@ -43,8 +43,8 @@ from .ops import Operations
 from .ops.dbfile import FileWatch, sqlite_path
 from .ops.querylog import error_text, strip_credentials
 from .ops.visible import VisibleStore, read_disabled, write_disabled
+from .refreshing import Refreshing
 from .search.engine import Searcher
-from .search.refresh import Refreshing
 from .settings import Settings, load_settings
 from .store import open_store
 from .store.base import DocSummary, Store
@@ -64,7 +64,7 @@ R = TypeVar("R")
 def _writes(method: Callable[P, R]) -> Callable[P, R]:
     """A method that changes the index: afterwards (even after a failure half-way) this
     knowledge base's derived data is rebuilt before the next read, so a search right
-    after an ingest always sees it (see ``search/refresh.py``)."""
+    after an ingest always sees it (see ``refreshing.py``)."""
 
     @wraps(method)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -727,7 +727,7 @@ class KnowledgeBase:
     # -------------------------------------------------------------------- APIs
     def api_graph(self) -> APIGraph:
         """The graph of every ``api`` document, rebuilt when the index changes (in the
-        background while it is being written to, see ``search/refresh.py``)."""
+        background while it is being written to, see ``refreshing.py``)."""
         self._check_db()
         return self._graph.get()
 

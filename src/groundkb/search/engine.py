@@ -42,6 +42,7 @@ from ..analyze.text import (
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
 from ..ops.querylog import error_text
+from ..refreshing import Refreshing
 from ..settings import Settings
 from ..store.base import DocSummary, KeywordMatch, Store, chunk_key
 from .apis import ApiIndex, ApiWeights, operation_factor
@@ -50,7 +51,6 @@ from .commands import CommandIndex
 from .evidence import score_evidence
 from .fusion import fuse
 from .hits import dedupe, distinct_titles, hit_of, lead_first, monotone
-from .refresh import Refreshing
 from .rescore import Prepared, Ranked, bm25f, prepare, title_match
 from .special import command_result, multi_intent
 from .verdict import ClauseStat, Scored, Signals, decide, measure, model_from_settings
@@ -159,7 +159,7 @@ class Searcher:
         self.analyzer = analyzer
         self._embedder = embedder or (lambda: None)
         # Derived data is rebuilt in the background while the index changes, the previous
-        # version serving meanwhile (see refresh.py); a search uses the version it started
+        # version serving meanwhile (see refreshing.py); a search uses the version it started
         # with throughout. The store's change token says when it is stale.
         self._derived_data: Refreshing[str, _Derived] = Refreshing(
             self.store.change_token, self._build_derived

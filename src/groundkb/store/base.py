@@ -39,7 +39,7 @@ Contracts shared by every method:
 - **Derived data.** What a backend derives from the whole index and keeps in memory
   (SQLite: the term table and the vector matrix; both: the vocabulary of
   ``similar_terms``) is keyed on :meth:`Store.change_token` and rebuilt like the search
-  engine's derived data (:mod:`groundkb.search.refresh`): after a write through the
+  engine's derived data (:mod:`groundkb.refreshing`): after a write through the
   same store object, before the next read; after another process's write, in the
   background at a bounded rate, the previous version answering meanwhile. Methods that
   say so may therefore answer as of a recent change token rather than the latest;

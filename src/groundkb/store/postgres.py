@@ -11,7 +11,7 @@ database outages (``pg_connect.py``).
   FTS5's exact formula, so candidates match SQLite's.
 - Term statistics: the ``terms`` table and ``state`` totals, kept exact inside every
   write's transaction; the vocabulary for typo correction is loaded per change token,
-  in the background at a bounded rate while other processes write (``search/refresh.py``).
+  in the background at a bounded rate while other processes write (``refreshing.py``).
 - Vectors: a ``vector(n)`` column with an HNSW index (inner product), created when the
   embedder is recorded. ``nearest`` is approximate (HNSW, ``ef_search`` ≥ 100, iterative
   scans with filters on pgvector ≥ 0.8); ``similarities`` is exact.
@@ -32,7 +32,7 @@ from pgvector.psycopg import register_vector
 from ..analyze.text import TOKENIZER_VERSION
 from ..errors import IndexMismatch, InvalidInput, StoreError
 from ..models import Chunk, Document, Filters, Source, SourceInfo, Stats
-from ..search.refresh import Refreshing
+from ..refreshing import Refreshing
 from . import migrations
 from .base import (
     FIELDS,
@@ -86,7 +86,7 @@ class PostgresStore:
         self.location = self.target.display
         self.schema = self.target.schema
         # the vocabulary for typo correction, rebuilt like the search engine's derived
-        # data (search/refresh.py): at once after this store's own writes, in the
+        # data (refreshing.py): at once after this store's own writes, in the
         # background at a bounded rate after other processes'
         self._vocab: Refreshing[str, tuple[list[str], dict[str, int]]] = Refreshing(
             self.change_token, self._load_vocabulary

@@ -10,7 +10,7 @@ a time anyway); other processes open their own and read while one writes (WAL).
   per term); the whole vocabulary, for typo correction, is loaded once per change token.
 - ``nearest`` multiplies a numpy matrix of every vector (``exact.py``), also built once
   per change token.
-- Both are rebuilt like the search engine's derived data (``search/refresh.py``): after
+- Both are rebuilt like the search engine's derived data (``refreshing.py``): after
   this store's own writes before the next read; after another process's, in the
   background at a bounded rate, the previous version answering meanwhile (so a server
   keeps its pace while another process ingests).
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import Conflict, InvalidInput, StoreError
 from ..models import Chunk, Document, Filters, Source, SourceInfo, Stats
-from ..search.refresh import Refreshing
+from ..refreshing import Refreshing
 from . import migrations, sqlite_query, sqlite_vectors
 from .base import (
     FIELDS,
