@@ -22,7 +22,7 @@ script measures an earlier version of groundkb (``PYTHONPATH=other/src``, with i
 
     python benchmarks/api_questions.py [--label after] [--modes keyword,hybrid]
         [--conditions alone,together] [--apis stripe,...] [--set KEY=VALUE ...]
-        [--fresh] [--verbose] [--out FILE]
+        [--fresh] [--verbose] [--questions DIR] [--out FILE]
 
 Indexes are built once into ``benchmarks/results/tmp/apiq-{label}/`` (embedding takes
 minutes on 2 cores) and reused; ``--fresh`` rebuilds them. The together index is built
@@ -367,8 +367,19 @@ def main() -> int:
     ap.add_argument("--fresh", action="store_true", help="rebuild the indexes")
     ap.add_argument("--embedder", default="minilm", help="none: keyword-only indexes")
     ap.add_argument("--verbose", action="store_true", help="print every miss")
+    ap.add_argument(
+        "--questions",
+        type=Path,
+        help="a folder of {api}.jsonl files to ask instead of the held-out APIs' own "
+        "(data/api_questions_2 is a second held-out batch)",
+    )
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
+    if args.questions is not None:
+        for api, (spec, asked) in list(APIS.items()):
+            other = args.questions / asked.name
+            if other.is_file():
+                APIS[api] = (spec, other)
     apis = list(iter_apis(args.apis))
     global EMBEDDER
     EMBEDDER = args.embedder

@@ -12,7 +12,14 @@ from click.testing import CliRunner
 
 from groundkb import KnowledgeBase, Settings
 from groundkb.analyze.text import stem
-from groundkb.apinames import operation_kind, path_resources, resource_key, singular, verb_kind
+from groundkb.apinames import (
+    change_verb,
+    operation_kind,
+    path_resources,
+    resource_key,
+    singular,
+    verb_kind,
+)
 from groundkb.search.apis import ApiIndex, ApiWeights, operation_factor
 from groundkb.serve.cli import cli
 from groundkb.serve.schemas import search_out
@@ -175,3 +182,47 @@ def test_an_operation_of_an_api_that_lacks_the_questions_resources_weighs_less()
     assert operation_factor(tokens, music, False, weights, index) == 1.0
     # one API alone: nothing to compare, no factor
     assert ApiIndex.build([music]).missing_share(tokens, "chat") == 0.0
+
+
+def test_a_request_for_a_change_is_told_from_a_question_about_state() -> None:
+    asks = {
+        "close an issue": "close",
+        "how do I close an issue": "close",
+        "please hide my email address": "hide",
+        "can we stop following an artist": "stop",
+        "get rid of a namespace": "get",  # a two-word verb that deletes
+        "redeploy my app": "redeploy",
+    }
+    reads = [
+        "list the users",
+        "which podcasts have I saved",
+        "is this podcast already in my library",
+        "how many labels can one task have",
+        "history of actions on a volume",  # a noun first: no verb to go by
+        "available API groups",
+        "search messages",
+        "look up a user by email",
+        "download an invoice as PDF",
+        "",
+    ]
+    for question, verb in asks.items():
+        assert change_verb(question.split()) == verb, question
+    for question in reads:
+        assert change_verb(question.split()) == "", question
+
+
+def test_a_read_weighs_less_when_the_question_asks_for_a_change() -> None:
+    get = _summary("g:GET /repos/{repo}/issues", "List repository issues", "list", "issues/list")
+    patch = _summary(
+        "g:PATCH /repos/{repo}/issues/{n}", "Update an issue", "update", "issues/update"
+    )
+    index = ApiIndex.build([get, patch])
+    weights = ApiWeights(kind_boost=0.0, resource=1.0, parent=1.0, superseded=1.0, read=0.5)
+    close = ("close", "an", "issue")
+    assert operation_factor(close, get, False, weights, index) == 0.5
+    assert operation_factor(close, patch, False, weights, index) == 1.0
+    which = ("which", "issues", "are", "open")
+    assert operation_factor(which, get, False, weights, index) == 1.0
+    # a first word that names a resource of the index is a noun here ("issue history")
+    assert operation_factor(("issue", "history"), get, False, weights, index) == 1.0
+    assert Settings().api_read_factor < 1.0

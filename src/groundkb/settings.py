@@ -54,6 +54,7 @@ API_RESOURCE_FACTOR = 1.25
 API_PARENT_FACTOR = 0.85
 API_SUPERSEDED_FACTOR = 0.98
 API_CONTEXT_FACTOR = 0.8
+API_READ_FACTOR = 0.35
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +120,14 @@ SETTINGS: tuple[Setting, ...] = (
         API_CONTEXT_FACTOR,
         "API operations: rank factor for an operation whose API has none of the question's "
         "resources (scaled by the share it lacks); 1 = off. " + API_FITTED,
+    ),
+    Setting(
+        "api_read_factor",
+        float,
+        API_READ_FACTOR,
+        "API operations: rank factor of a read or list operation when the question asks "
+        "for a change (it opens with a verb that does not read: 'close an issue'); 1 = off. "
+        + API_FITTED,
     ),
     Setting(
         "api_superseded_factor",
@@ -346,6 +355,7 @@ class Settings:
     api_parent_factor: float = API_PARENT_FACTOR
     api_superseded_factor: float = API_SUPERSEDED_FACTOR
     api_context_factor: float = API_CONTEXT_FACTOR
+    api_read_factor: float = API_READ_FACTOR
     verdict_scope_keyword: str = VERDICT_SCOPE_KEYWORD
     verdict_answer_keyword: str = VERDICT_ANSWER_KEYWORD
     verdict_scope_hybrid: str = VERDICT_SCOPE_HYBRID

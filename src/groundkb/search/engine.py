@@ -39,6 +39,7 @@ from ..analyze.text import (
     canonical_phrase,
     tokenize,
 )
+from ..apinames import english_verbs
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
 from ..ops.querylog import error_text
@@ -173,7 +174,8 @@ class Searcher:
     def warm(self) -> None:
         """Build the derived data and the typo vocabulary now, which the first search
         and the first unknown word would otherwise wait for."""
-        self.derived()
+        if self.derived().apis.summaries:
+            english_verbs()  # the lexicon API questions are read with (apinames.py)
         self.store.similar_terms("warm", 1)  # the store loads its vocabulary to answer
 
     def invalidate(self) -> None:
@@ -528,6 +530,7 @@ class Searcher:
             s.api_parent_factor,
             s.api_superseded_factor,
             s.api_context_factor,
+            s.api_read_factor,
         )
         return operation_factor(parsed.tokens, m.doc, m.doc_id in apis.superseded, weights, apis)
 
