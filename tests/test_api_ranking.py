@@ -14,6 +14,7 @@ from groundkb import KnowledgeBase, Settings
 from groundkb.analyze.text import stem
 from groundkb.apinames import (
     change_verb,
+    english_verbs,
     operation_kind,
     path_resources,
     resource_key,
@@ -226,3 +227,19 @@ def test_a_read_weighs_less_when_the_question_asks_for_a_change() -> None:
     # a first word that names a resource of the index is a noun here ("issue history")
     assert operation_factor(("issue", "history"), get, False, weights, index) == 1.0
     assert Settings().api_read_factor < 1.0
+
+
+def test_a_warm_up_loads_the_verb_lexicon_only_for_an_index_of_operations(
+    kw: KnowledgeBase, tmp_path: Path
+) -> None:
+    assert {"close", "hide", "redeploy"} <= english_verbs()
+    assert not {"history", "kubernetes"} & english_verbs()
+    english_verbs.cache_clear()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text("# Page\n\nNo operations here.\n")
+    kw.ingest(tmp_path / "docs", source="docs")
+    kw.warm()
+    assert english_verbs.cache_info().currsize == 0
+    kw.ingest(OPS / "cloud", source="cloud")
+    kw.warm()
+    assert english_verbs.cache_info().currsize == 1
