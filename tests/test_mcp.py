@@ -78,16 +78,25 @@ async def test_search_hits_leave_out_what_repeats_unless_explain_is_asked(
     assert "chunk_id" not in hit and explained["chunk_id"] == hit["doc_id"] + "#0"
     later = [h["chunk_id"] for h in lean["hits"] if "chunk_id" in h]
     assert later and not any(c.endswith("#0") for c in later)
+    # a source or type every hit has is said once; explain keeps it in every hit
+    shared = lean["every_hit"]
+    assert shared and "every_hit" not in payload(full)
+    for key, value in shared.items():
+        assert all(key not in h for h in lean["hits"])
+        assert all(e[key] == value for e in payload(full)["hits"])
     # a later passage of a document shown above leaves out what that hit says
     seen: dict[str, dict[str, object]] = {}
     repeats = 0
     for h, e in zip(lean["hits"], payload(full)["hits"], strict=True):
         first = seen.setdefault(h["doc_id"], e)
         if first is e:
-            assert h["title"] == e["title"] and h["source"] == e["source"]
+            assert h["title"] == e["title"]
+            assert all(h.get(k, shared.get(k)) == e[k] for k in ("type", "source"))
             continue
         repeats += 1
         for key in ("title", "type", "source", "citation"):
+            if key in shared:
+                continue
             assert key not in h if e[key] == first[key] else h[key] == e[key]
     assert repeats
     async with Client(build_server(docs_kb)) as client:  # a clarification names its options once

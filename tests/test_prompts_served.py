@@ -198,6 +198,25 @@ def test_a_budget_that_drops_a_documents_first_hit_hands_its_fields_down() -> No
     assert [h.get("citation") for h in two["hits"]] == ["docs:e.md", None]
 
 
+def test_a_source_and_type_every_hit_shares_are_said_once() -> None:
+    def hit(doc: str, source: str, kind: str = "page") -> dict[str, Any]:
+        return {"doc_id": doc, "title": doc.title(), "type": kind, "source": source,
+                "snippet": "words", "score": 0.5}  # fmt: skip
+
+    one = compact_search({"query": "q", "hits": [hit("a", "docs"), hit("b", "docs")]})
+    assert one["every_hit"] == {"source": "docs", "type": "page"}
+    assert all("source" not in h and "type" not in h for h in one["hits"])
+    two = compact_search({"query": "q", "hits": [hit("a", "docs"), hit("b", "api", "api")]})
+    assert "every_hit" not in two  # they differ: each hit says its own
+    assert [(h["source"], h["type"]) for h in two["hits"]] == [("docs", "page"), ("api", "api")]
+    mixed = compact_search({"query": "q", "hits": [hit("a", "docs"), hit("b", "api")]})
+    assert mixed["every_hit"] == {"type": "page"}
+    assert [h["source"] for h in mixed["hits"]] == ["docs", "api"]
+    alone = compact_search({"query": "q", "hits": [hit("a", "docs")]})
+    assert "every_hit" not in alone and alone["hits"][0]["source"] == "docs"
+    assert "every_hit" not in compact_search({"hits": [hit("a", "d"), hit("b", "d")]}, True)
+
+
 def test_fits_agrees_with_the_token_count_whether_or_not_it_counts() -> None:
     for text in ("short", "Unicode — 漢字 🙂 " * 40, "word " * 5000):
         data = {"content": text}

@@ -24,7 +24,7 @@ more tokens for the same data (see docs/prompts.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import InvalidInput
@@ -65,6 +65,9 @@ _EMPTY_OMITTED = ("category", "command", "summary", "method", "path", "resource"
 #: A document's own fields, which a later hit of the same document leaves out when they
 #: are what the document's first hit says.
 _DOCUMENT_FIELDS = ("title", "type", "source", "category", "citation")
+#: Document fields that, when every hit has the same, the result says once
+#: (``every_hit``) instead of in each hit.
+_SHARED_FIELDS = ("source", "type")
 #: Result fields left out at their default (empty or zero) value.
 _DEFAULT_OMITTED = {
     "suggestions": [],
@@ -73,6 +76,7 @@ _DEFAULT_OMITTED = {
     "fallback": "",
     "notice": "",
     "dropped_hits": 0,
+    "every_hit": {},
 }
 
 
@@ -86,8 +90,9 @@ def compact_search(
     empty optional fields and result fields at their default; a header path that is just
     the title; a resource URI that is just ``kb://docs/`` and the id; a chunk id that is
     the id and ``#0``; in a later hit of a document, its title, type, source, category
-    and citation where the document's first hit says the same; option labels that are
-    just the title; and suggestions that are just the titles of the verdict's options."""
+    and citation where the document's first hit says the same; a source or type that
+    every hit has, said once as ``every_hit``; option labels that are just the title;
+    and suggestions that are just the titles of the verdict's options."""
     hits = []
     first: dict[Any, Mapping[str, Any]] = {}  # doc id -> its first hit
     for hit in data.get("hits", ()):
@@ -117,6 +122,10 @@ def compact_search(
         and (explain or k != "terms")
         and not (k == "query" and v == sent)
     }
+    shared = {} if explain else _shared(data.get("hits", ()))
+    if shared:
+        hits = [{k: v for k, v in h.items() if k not in shared} for h in hits]
+        out = {k: v for k, v in out.items() if k != "hits"} | {"every_hit": shared}
     out["hits"] = hits
     verdict = data.get("verdict")
     if isinstance(verdict, Mapping):
@@ -134,6 +143,18 @@ def compact_search(
         titles = list(dict.fromkeys(str(o.get("title", "")) for o in verdict.get("options") or ()))
         if not explain and titles and out.get("suggestions") == titles:
             del out["suggestions"]  # a clarification's options, already named in the verdict
+    return out
+
+
+def _shared(hits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``_SHARED_FIELDS`` whose value is the same in every one of two or more hits."""
+    if len(hits) < 2:
+        return {}
+    out = {}
+    for key in _SHARED_FIELDS:
+        values = {str(h.get(key, "")) for h in hits}
+        if len(values) == 1 and "" not in values:
+            out[key] = hits[0][key]
     return out
 
 

@@ -66,7 +66,7 @@ from .schemas import (
     DocumentOut,
     EndpointLookupOut,
     EndpointsOut,
-    SearchOut,
+    McpSearchOut,
     command_lookup_out,
     commands_out,
     document_out,
@@ -283,7 +283,7 @@ def build_server(
         explain: Annotated[
             bool, Field(description="Also return how each hit matched and ranked.")
         ] = False,
-    ) -> Annotated[CallToolResult, SearchOut]:
+    ) -> Annotated[CallToolResult, McpSearchOut]:
         """Search the knowledge base for commands, API endpoints, guides and docs.
 
         ALWAYS use this before answering how to do something. Returns a verdict

@@ -190,6 +190,16 @@ class SearchOut(_Out):
     )
 
 
+class McpSearchOut(SearchOut):
+    """A search result as MCP sends it (``answer/tooloutput.compact_search``)."""
+
+    every_hit: dict[str, str] = Field(
+        default_factory=dict,
+        description="The source and type when every hit has the same, said once here and "
+        "left out of the hits (explain=true keeps them in each hit).",
+    )
+
+
 def search_out(r: SearchResult) -> SearchOut:
     out = SearchOut.model_validate(r)
     for hit in out.hits:
