@@ -146,6 +146,10 @@ def test_the_ranking_constants_are_settings(kw: KnowledgeBase, tmp_path: Path) -
     # "refund a payment": the first word names what the create makes
     boosted = ApiWeights(kind_boost=1.0, resource=1.0, parent=1.0, superseded=1.0)
     assert operation_factor(("refund", "a", "payment"), doc, False, boosted, index) == 2.0
+    # ...when that word can be a verb: "daemonset status" asks to create no daemonset
+    sets = _summary("k:POST /apis/apps/v1/daemonsets", "create a DaemonSet", "create", "")
+    sets_index = ApiIndex.build([sets])
+    assert operation_factor(("daemonset", "status"), sets, False, boosted, sets_index) == 1.0
     s = Settings().replace(api_resource_factor="1.5", api_kind_boost=2)
     assert (s.api_resource_factor, s.api_kind_boost) == (1.5, 2.0)
 

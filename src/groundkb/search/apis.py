@@ -39,6 +39,7 @@ from ..analyze.text import STOP_WORDS, singular
 from ..apinames import (
     asked_kinds,
     change_verb,
+    english_verbs,
     is_param,
     is_version,
     operation_fit,
@@ -274,7 +275,12 @@ def operation_factor(
         if not asked and doc.operation_kind == "create" and fit.whole:
             lead = next((t for t in tokens if t not in STOP_WORDS), "")
             resources = path_resources(path)
-            asked = bool(resources) and singular(lead) == resources[-1].rsplit("_", 1)[-1]
+            verbs = english_verbs()  # "refund a payment" asks, "daemonset status" does not
+            asked = (
+                bool(resources)
+                and singular(lead) == resources[-1].rsplit("_", 1)[-1]
+                and (not verbs or lead in verbs)
+            )
     factor = weights.parent**fit.unnamed_parents
     if asked:
         factor *= 1 + weights.kind_boost
