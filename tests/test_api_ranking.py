@@ -247,3 +247,22 @@ def test_a_warm_up_loads_the_verb_lexicon_only_for_an_index_of_operations(
     kw.ingest(OPS / "cloud", source="cloud")
     kw.warm()
     assert english_verbs.cache_info().currsize == 1
+
+
+def test_without_the_lexicon_no_question_counts_as_a_request_for_a_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import groundkb.apinames as names
+
+    english_verbs.cache_clear()
+    monkeypatch.setattr(names.importlib.util, "find_spec", lambda name: None)
+    try:
+        assert english_verbs() == frozenset()
+        assert change_verb(["close", "an", "issue"]) == ""
+        # the create rule keeps its old reading: "refund a payment" still asks to create
+        doc = _summary("s:POST /v1/refunds", "Create a refund", "create", "PostRefunds")
+        boosted = ApiWeights(kind_boost=1.0, resource=1.0, parent=1.0, superseded=1.0)
+        tokens = ("refund", "a", "payment")
+        assert operation_factor(tokens, doc, False, boosted, ApiIndex.build([doc])) == 2.0
+    finally:
+        english_verbs.cache_clear()
