@@ -65,7 +65,7 @@ class ApiWeights:
     parent: float = 0.85  # × parent per enclosing resource the question does not name
     superseded: float = 0.98  # × superseded: a newer version has the same operation
     context: float = 1.0  # × context^(share of the question's resources its API lacks)
-    read: float = 1.0  # × read: a read or list operation, when the question asks for a change
+    read: float = 1.0  # × read: an operation that reads, when the question asks for a change
 
 
 # "v2", "v2beta1", "v1alpha3", "2010-04-01": stable above beta above alpha.
@@ -290,7 +290,7 @@ def operation_factor(
         factor *= weights.superseded
     if weights.context != 1.0 and index is not None:
         factor *= weights.context ** index.missing_share(tokens, doc.source)
-    if weights.read != 1.0 and doc.operation_kind in ("read", "list", "search"):
+    if weights.read != 1.0 and doc.operation_kind in ("read", "list", "search", "watch"):
         verb = _change_verb(tuple(tokens))
         if verb and not (index is not None and singular(verb) in index.by_name):
             factor *= weights.read  # "close an issue" asks for no read; "account history" does
