@@ -322,7 +322,7 @@ def change_verb(tokens: Sequence[str]) -> str:
     that does not read ("close an issue" → ``close``; "list the users", "which users…",
     "account history" → ''; see :func:`english_verbs`). A question that opens with a
     question word asks about state ("is this podcast saved?"); "how" only frames a
-    request when "do", "can" or "to" follows."""
+    request when "do", "can", "to" or "should" follows."""
     words = [t.lower() for t in tokens]
     if not words:
         return ""
