@@ -91,7 +91,8 @@ This server is the single source of truth for the product's documentation, comma
   verdict.options. Do not pick one yourself.
 - verdict "no_match": say you do not know. Never invent a command, endpoint or option; offer the
   did-you-mean suggestions if there are any.
-- A later hit of a document already listed gives only what differs (same doc_id).
+- A later hit of a document already listed gives only what differs (same doc_id); a source
+  or type that every hit has is given once, in every_hit.
 - Use get_document for the full text of a hit before giving detailed steps.
 - To hand a model a ready prompt with the knowledge for a question (grounding level, token
   budget, citations and the ids of everything included), use build_prompt.
