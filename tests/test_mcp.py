@@ -123,6 +123,7 @@ async def test_a_query_cut_to_its_searched_length_is_sent_back(docs_kb: Knowledg
 async def test_every_lean_hit_still_meets_the_declared_output_schema(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "note.md").write_text("# Note\n\nA page with no category.\n")
+    (tmp_path / "docs" / "memo.md").write_text("# Memo\n\nAnother page, no category.\n")
     with KnowledgeBase.open(tmp_path / "kb.db") as kb:
         assert kb.ingest(tmp_path / "docs", source="docs").ok
         async with Client(build_server(kb)) as client:
@@ -132,7 +133,9 @@ async def test_every_lean_hit_still_meets_the_declared_output_schema(tmp_path: P
         async with Client(build_server(kb)) as client:  # the client checks the schema
             res = await client.call_tool("search_knowledge", {"query": "page category"})
     assert not res.is_error and res.structured_content is not None
-    assert "category" not in res.structured_content["hits"][0]
+    out = res.structured_content
+    assert len(out["hits"]) == 2 and "category" not in out["hits"][0]
+    assert out["every_hit"] == {"source": "docs", "type": "page"}  # declared in the schema
 
 
 async def test_errors_carry_our_code_and_no_traceback(docs_kb: KnowledgeBase) -> None:
