@@ -125,9 +125,9 @@ SETTINGS: tuple[Setting, ...] = (
         "api_read_factor",
         float,
         API_READ_FACTOR,
-        "API operations: rank factor of a read or list operation when the question asks "
-        "for a change (it opens with a verb that does not read: 'close an issue'); 1 = off. "
-        + API_FITTED,
+        "API operations: rank factor of an operation that reads (read, list, search, watch) "
+        "when the question asks for a change (it opens with a verb that does not read: "
+        "'close an issue'); 1 = off. " + API_FITTED,
     ),
     Setting(
         "api_superseded_factor",

@@ -76,7 +76,6 @@ _DEFAULT_OMITTED = {
     "fallback": "",
     "notice": "",
     "dropped_hits": 0,
-    "every_hit": {},
 }
 
 
