@@ -266,3 +266,37 @@ def test_without_the_lexicon_no_question_counts_as_a_request_for_a_change(
         assert operation_factor(tokens, doc, False, boosted, ApiIndex.build([doc])) == 2.0
     finally:
         english_verbs.cache_clear()
+
+
+def test_close_an_issue_finds_the_update_and_which_issues_are_closed_the_list(
+    tmp_path: Path,
+) -> None:
+    repo = {"name": "repo", "in": "path", "required": True, "schema": {"type": "string"}}
+    state = {"type": "string", "enum": ["open", "closed"], "description": "open or closed"}
+    spec = {"openapi": "3.0.0", "info": {"title": "Tracker", "version": "1"}, "paths": {
+        "/repos/{repo}/issues": {"get": {
+            "operationId": "issues/list-for-repo", "summary": "List repository issues",
+            "description": "List the issues of a repository, open or closed.",
+            "parameters": [repo, {"name": "state", "in": "query", "schema": state}],
+            "responses": {"200": {"description": "ok"}}}},
+        "/repos/{repo}/issues/{number}": {"patch": {
+            "operationId": "issues/update", "summary": "Update an issue",
+            "description": "Change the title, body or state of an issue.",
+            "parameters": [repo, {"name": "number", "in": "path", "required": True,
+                                  "schema": {"type": "integer"}}],
+            "requestBody": {"content": {"application/json": {"schema": {
+                "type": "object", "properties": {"state": state}}}}},
+            "responses": {"200": {"description": "ok"}}}}}}  # fmt: skip
+    (tmp_path / "tracker.json").write_text(json.dumps(spec))
+    first: dict[float, list[str]] = {}
+    for factor in (1.0, Settings().api_read_factor):
+        settings = Settings(embedder="none", retrieval="keyword", api_read_factor=factor)
+        with KnowledgeBase.open(tmp_path / f"kb-{factor}.db", settings) as kb:
+            assert kb.ingest(tmp_path / "tracker.json", source="tracker").ok
+            first[factor] = [
+                kb.search(q, limit=2).hits[0].path
+                for q in ("close an issue", "which issues are closed")
+            ]
+    assert first[1.0] == ["/repos/{repo}/issues", "/repos/{repo}/issues"]  # the rule off
+    assert first[Settings().api_read_factor] == [
+        "/repos/{repo}/issues/{number}", "/repos/{repo}/issues"]  # fmt: skip
