@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from groundkb.analyze.lexicon import inflections
 from groundkb.analyze.text import (
     Analyzer,
     Synonyms,
@@ -84,3 +87,82 @@ def test_bad_synonym_rules_name_the_line(tmp_path) -> None:  # type: ignore[no-u
     f.write_text("ok, fine\nlonely\n")
     with pytest.raises(ConfigError, match=r"syn.txt:2"):
         load_synonyms(f)
+
+
+def test_a_verb_also_matches_its_other_regular_forms() -> None:
+    assert inflections("detecting") == ("detect", "detected", "detects")
+    assert inflections("regulates") == ("regulate", "regulated", "regulating")
+    # irregular forms are as often other words: "left hand", "ran" is not "run"
+    assert inflections("left") == ()
+    assert inflections("ran") == ()
+    assert inflections("kubernetes") == ()
+    a = Analyzer(inflections=inflections)
+    detecting, cells = a.parse("detecting cells").clauses
+    assert [(x.tokens, x.kind) for x in detecting.alternatives] == [
+        (("detecting",), "exact"),
+        (("detect",), "inflection"),
+        (("detected",), "inflection"),
+    ]  # "detects" is stemmed to "detect" like the index does
+    assert [x.tokens for x in cells.alternatives] == [("cell",)]
+    # the word as typed stays first, so the phrase and title matches are unchanged
+    assert a.parse("detecting cells").phrase == ("detecting", "cell")
+    # off without a lexicon (the default Analyzer), and for a word with synonyms
+    assert len(Analyzer().parse("detecting").clauses[0].alternatives) == 1
+    assert [x.kind for x in a.parse("list").clauses[0].alternatives] == ["exact"] + ["synonym"] * 6
+    # a word and another form of it are one thing asked for
+    assert [c.original for c in a.parse("detect detected objects").clauses] == [
+        "detect",
+        "objects",
+    ]
+
+
+def test_without_the_lexicon_nothing_is_a_verb(monkeypatch: pytest.MonkeyPatch) -> None:
+    import groundkb.analyze.lexicon as lexicon
+
+    forget = lexicon.forget
+    forget()
+    monkeypatch.setattr(lexicon.importlib.util, "find_spec", lambda name: None)
+    try:
+        assert lexicon.english_verbs() == frozenset()
+        assert inflections("detecting") == ()
+        parsed = Analyzer(inflections=inflections).parse("detecting")
+        assert len(parsed.clauses[0].alternatives) == 1
+    finally:
+        forget()
+
+
+def test_the_verb_lexicon_is_kept_in_the_cache_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gzip
+
+    import groundkb.analyze.lexicon as lexicon
+
+    monkeypatch.setenv("GROUNDKB_CACHE", str(tmp_path / "cache"))
+    lexicon.forget()
+    try:
+        assert inflections("detecting") == ("detect", "detected", "detects")
+        kept = tmp_path / "cache" / "verb-forms.marshal"
+        assert kept.is_file()
+        # a fresh read takes the cache and never opens the table
+        lexicon.forget()
+
+        def unreadable(data: bytes) -> bytes:
+            raise OSError("the table was read")
+
+        with monkeypatch.context() as m:
+            m.setattr(gzip, "decompress", unreadable)
+            assert inflections("regulates") == ("regulate", "regulated", "regulating")
+            assert "close" in lexicon.english_verbs()
+        # a cache of another table (or another format) is built again; garbage too
+        for stale in (b"not marshal", __import__("marshal").dumps((["other"], [], {}, {}))):
+            kept.write_bytes(stale)
+            lexicon.forget()
+            assert inflections("detecting") == ("detect", "detected", "detects")
+        # a cache folder that cannot be made costs only the reading
+        (tmp_path / "file").write_text("")
+        monkeypatch.setenv("GROUNDKB_CACHE", str(tmp_path / "file" / "cache"))
+        lexicon.forget()
+        assert inflections("detecting") == ("detect", "detected", "detects")
+    finally:
+        lexicon.forget()

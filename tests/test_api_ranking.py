@@ -11,10 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from groundkb import KnowledgeBase, Settings
+from groundkb.analyze import lexicon
+from groundkb.analyze.lexicon import english_verbs
 from groundkb.analyze.text import stem
 from groundkb.apinames import (
     change_verb,
-    english_verbs,
     operation_kind,
     path_resources,
     resource_key,
@@ -233,29 +234,42 @@ def test_a_read_weighs_less_when_the_question_asks_for_a_change() -> None:
     assert Settings().api_read_factor < 1.0
 
 
-def test_a_warm_up_loads_the_verb_lexicon_only_for_an_index_of_operations(
-    kw: KnowledgeBase, tmp_path: Path
+def _forget_lexicon() -> None:
+    lexicon.forget()
+
+
+def test_a_warm_up_loads_the_verb_lexicon_for_verb_forms_or_operations(
+    tmp_path: Path,
 ) -> None:
     assert {"close", "hide", "redeploy"} <= english_verbs()
     assert not {"history", "kubernetes"} & english_verbs()
-    english_verbs.cache_clear()
+    _forget_lexicon()
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "page.md").write_text("# Page\n\nNo operations here.\n")
-    kw.ingest(tmp_path / "docs", source="docs")
-    kw.warm()
-    assert english_verbs.cache_info().currsize == 0
-    kw.ingest(OPS / "cloud", source="cloud")
-    kw.warm()
-    assert english_verbs.cache_info().currsize == 1
+    try:
+        with KnowledgeBase.open(
+            tmp_path / "off.db", settings=Settings(embedder="none", verb_forms=False)
+        ) as off:
+            off.ingest(tmp_path / "docs", source="docs")
+            off.warm()
+            assert lexicon._verbs.cache_info().currsize == 0
+            off.ingest(OPS / "cloud", source="cloud")  # API questions need the verbs
+            off.warm()
+            assert lexicon._verbs.cache_info().currsize == 1
+        _forget_lexicon()
+        with KnowledgeBase.open(tmp_path / "on.db", settings=Settings(embedder="none")) as on:
+            on.ingest(tmp_path / "docs", source="docs")
+            on.warm()  # the verb forms of every query
+            assert lexicon._verbs.cache_info().currsize == 1
+    finally:
+        _forget_lexicon()
 
 
 def test_without_the_lexicon_no_question_counts_as_a_request_for_a_change(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import groundkb.apinames as names
-
-    english_verbs.cache_clear()
-    monkeypatch.setattr(names.importlib.util, "find_spec", lambda name: None)
+    _forget_lexicon()
+    monkeypatch.setattr(lexicon.importlib.util, "find_spec", lambda name: None)
     try:
         assert english_verbs() == frozenset()
         assert change_verb(["close", "an", "issue"]) == ""
@@ -265,7 +279,7 @@ def test_without_the_lexicon_no_question_counts_as_a_request_for_a_change(
         tokens = ("refund", "a", "payment")
         assert operation_factor(tokens, doc, False, boosted, ApiIndex.build([doc])) == 2.0
     finally:
-        english_verbs.cache_clear()
+        _forget_lexicon()
 
 
 def test_close_an_issue_finds_the_update_and_which_issues_are_closed_the_list(

@@ -53,3 +53,46 @@ def test_words_left_out_of_the_candidates_still_count_in_the_ranking(tmp_path: P
             top = kb.search(" ".join(WORDS)).hits[0]
             assert top.doc_id == "all"
             assert set(top.matched_terms) == set(WORDS)
+
+
+def test_a_verb_finds_its_other_forms_and_the_form_asked_for_ranks_first(
+    tmp_path: Path,
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    pages = {
+        "asked": "# Probe\n\nThe probe runs when detecting a stalled worker.\n",
+        "other": "# Watchdog\n\nA stalled worker is detected by the watchdog.\n",
+        "noise": "# Pool\n\nThe pool keeps a worker per core.\n",
+    }
+    for name, text in pages.items():
+        (docs / f"{name}.md").write_text(text)
+    with KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none")) as kb:
+        kb.ingest(docs, source="docs")
+        hits = kb.search("detecting stalled workers", limit=5).hits
+        assert [h.title for h in hits][:2] == ["Probe", "Watchdog"]
+        assert "detecting" in hits[1].matched_terms
+        assert any("detected (inflection)" in e for e in hits[1].explanation)
+        assert hits[0].score > hits[1].score
+        # "detecting", "detects" and a form no page has: the query keeps only "detected"
+        parsed, _ = kb.searcher.parse("detecting")
+        assert [a.tokens for a in parsed.clauses[0].alternatives] == [
+            ("detecting",),
+            ("detected",),
+        ]
+    with KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none", verb_forms=False)) as kb:
+        hits = kb.search("detecting stalled workers", limit=5).hits
+        assert [h.title for h in hits][:2] == ["Probe", "Watchdog"]
+        assert "detecting" not in hits[1].matched_terms
+
+
+def test_the_forms_of_a_verb_find_candidates_only_for_a_word_the_index_lacks() -> None:
+    from groundkb.analyze.lexicon import inflections
+
+    parsed = Analyzer(inflections=inflections).parse("detecting faults")
+    held = {"detecting": 3, "detected": 5, "fault": 9}
+    query = candidate_query(parsed, held, 1000, {}, Filters(), 50)
+    assert ("detected",) not in query.phrases  # the word as asked finds; its forms rescore
+    lacking = {"detected": 5, "fault": 9}
+    query = candidate_query(parsed, lacking, 1000, {}, Filters(), 50)
+    assert ("detected",) in query.phrases and ("detect",) in query.phrases

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 from . import bounds
 from .access import Principal
 from .access.sources import READERS_CACHED, readable_sources, table_access
+from .analyze import lexicon
 from .analyze.text import Analyzer, load_synonyms
 from .apigraph import APIGraph, Endpoint, EndpointLookup
 from .errors import (
@@ -148,7 +149,10 @@ class KnowledgeBase:
         return self._source_list.get()
 
     def _configure(self, settings: Settings) -> None:
-        analyzer = Analyzer(load_synonyms(settings.synonyms, settings.default_synonyms))
+        analyzer = Analyzer(
+            load_synonyms(settings.synonyms, settings.default_synonyms),
+            inflections=lexicon.inflections if settings.verb_forms else None,
+        )
         if settings.retrieval not in ("keyword", "vector", "hybrid"):
             raise ConfigError("retrieval must be keyword, vector or hybrid")
         if settings.fusion not in ("rrf", "weighted"):

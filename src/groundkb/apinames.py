@@ -20,14 +20,12 @@ the search engine, so that all three agree.
 
 from __future__ import annotations
 
-import gzip
-import importlib.util
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
-from pathlib import Path
+from functools import lru_cache
 
+from .analyze.lexicon import english_verbs
 from .analyze.text import singular
 
 HTTP_METHODS: tuple[str, ...] = (
@@ -298,29 +296,11 @@ _READ_VERBS = frozenset(
 )
 
 
-@cache
-def english_verbs() -> frozenset[str]:
-    """Every word form the English lexicon of ``lemminflect`` knows as a verb: its lookup
-    table ``resources/lemma_lu.csv.gz`` (``form,upos,lemma`` lines), read from the
-    installed package without importing it (its import loads numpy and the whole
-    lemmatizer: 330 ms against 40 ms). Empty when the package or the table is missing,
-    which turns :func:`change_verb` off."""
-    spec = importlib.util.find_spec("lemminflect")
-    folders = list(spec.submodule_search_locations or ()) if spec is not None else []
-    for folder in folders:
-        try:
-            text = gzip.decompress((Path(folder) / "resources" / "lemma_lu.csv.gz").read_bytes())
-        except (OSError, EOFError, gzip.BadGzipFile):
-            continue
-        return frozenset(re.findall(r"^([^,\n]+),verb,", text.decode("utf-8"), re.M))
-    return frozenset()
-
-
 def change_verb(tokens: Sequence[str]) -> str:
     """The verb of a request for a change, when the question is one: its first word after
     a frame ("how do I", "can we", "please") that an English lexicon knows as a verb and
     that does not read ("close an issue" → ``close``; "list the users", "which users…",
-    "account history" → ''; see :func:`english_verbs`). A question that opens with a
+    "account history" → ''; see ``lexicon.english_verbs``). A question that opens with a
     question word asks about state ("is this podcast saved?"); "how" only frames a
     request when "do", "can", "to" or "should" follows."""
     words = [t.lower() for t in tokens]

@@ -78,6 +78,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("db_timeout", float, 10.0, "PostgreSQL: seconds to connect or wait for a connection."),
     Setting("synonyms", str, "", "Synonyms file (Solr format) added to the built-in rules."),
     Setting("default_synonyms", bool, True, "Use the built-in synonyms (get/list/show, ...)."),
+    Setting(
+        "verb_forms",
+        bool,
+        True,
+        "A verb in a query also finds its other regular forms (detecting: detect, detected).",
+    ),
     Setting("max_chunk_tokens", int, 500, "Largest chunk, in estimated tokens."),
     Setting("default_limit", int, 5, "Hits returned when a search gives no limit."),
     Setting("candidates", int, 50, "Chunks scored per query before de-duplication."),
@@ -339,6 +345,7 @@ class Settings:
     db_timeout: float = 10.0
     synonyms: str = ""
     default_synonyms: bool = True
+    verb_forms: bool = True
     max_chunk_tokens: int = 500
     default_limit: int = 5
     candidates: int = 50

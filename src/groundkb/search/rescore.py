@@ -2,7 +2,7 @@
 the query phrase is its title or an alias (see ``engine.py`` for the rank formula).
 
 The store's candidates come ordered by FTS5's bm25(); here each is scored again with one
-term per clause (its best alternative), so that synonym, stem and typo alternatives
+term per clause (its best alternative), so that synonym, stem, verb-form and typo alternatives
 count ``MATCH_FACTOR`` of their score and a common word left out of the candidate query
 (``candidates.py``) still counts.
 """
@@ -25,10 +25,11 @@ Ranked = tuple[float, KeywordMatch, str, bool, float]
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """The per-query part of scoring: per clause its alternatives as (padded needle,
-    idf × (k1 + 1) × match factor), the field weights, the stemmed phrase, the average
-    length and BM25's k1 and b."""
+    idf × (k1 + 1) × match factor) in groups — the word and its synonyms, then the other
+    forms of a verb, tried only when the first group matched nothing —, the field
+    weights, the stemmed phrase, the average length and BM25's k1 and b."""
 
-    clauses: tuple[tuple[tuple[str, float], ...], ...]
+    clauses: tuple[tuple[tuple[tuple[str, float], ...], ...], ...]
     fields: tuple[tuple[str, float], ...]
     phrase: tuple[str, ...]
     avgdl: float
@@ -47,15 +48,26 @@ def prepare(
 ) -> Prepared:
     """What scoring a candidate for ``parsed`` needs that does not depend on the
     candidate (computed once per query)."""
-    clauses = []
+    clauses: list[tuple[tuple[tuple[str, float], ...], ...]] = []
     for clause in parsed.clauses:
-        alts = []
+        alts: list[tuple[str, float]] = []
+        # The other forms of a verb count at the document frequency of the most frequent
+        # of the word and its forms (as one stemmed term would), so a rare form never
+        # outscores the word asked for; the word keeps its own.
+        shared = 0
+        if any(a.kind == "inflection" for a in clause.alternatives):
+            same = (a for a in clause.alternatives if a.kind in ("exact", "inflection"))
+            shared = max(min(df.get(t, 0) for t in a.tokens) for a in same)
+        forms: list[tuple[str, float]] = []
         for alt in clause.alternatives:
             n = min(df.get(t, 0) for t in alt.tokens)
+            if alt.kind == "inflection":
+                n = shared
             idf = max(math.log((n_chunks - n + 0.5) / (n + 0.5)), 1e-6)
             needle = " " + "  ".join(alt.tokens) + " "
-            alts.append((needle, idf * (k1 + 1) * MATCH_FACTOR[alt.kind]))
-        clauses.append(tuple(alts))
+            scored = (needle, idf * (k1 + 1) * MATCH_FACTOR[alt.kind])
+            (forms if alt.kind == "inflection" else alts).append(scored)
+        clauses.append((tuple(alts), tuple(forms)) if forms else (tuple(alts),))
     return Prepared(
         clauses=tuple(clauses),
         fields=tuple((f, weights.get(f, 1.0)) for f in FIELD_FACTOR),
@@ -71,8 +83,9 @@ def bm25f(m: KeywordMatch, prep: Prepared) -> float:
 
     The same formula as FTS5's bm25() (column weights scale the term frequency, one
     length normalization over all columns; k1 and b from settings), except that a
-    clause scores its best alternative rather than the sum of all, and synonym,
-    stem-of-a-known-term and typo alternatives count ``MATCH_FACTOR`` of their
+    clause scores its best alternative rather than the sum of all (the other forms of a
+    verb only where the word and its synonyms are absent), and synonym,
+    stem-of-a-known-term, verb-form and typo alternatives count ``MATCH_FACTOR`` of their
     score: "delete" OR-ed with its synonyms must not outweigh "pod".
     """
     # Tokens are single-space separated; doubling the spaces makes every " t "
@@ -87,17 +100,20 @@ def bm25f(m: KeywordMatch, prep: Prepared) -> float:
             columns.append((weight, " " + text.replace(" ", "  ") + " "))
     norm = prep.k1 * (1 - prep.b + prep.b * length / prep.avgdl)
     total = 0.0
-    for alts in prep.clauses:
+    for groups in prep.clauses:
         best = 0.0
-        for needle, scale in alts:
-            freq = 0.0
-            for w, padded in columns:
-                if needle in padded:
-                    freq += w * padded.count(needle)
-            if freq:
-                score = scale * freq / (freq + norm)
-                if score > best:
-                    best = score
+        for alts in groups:
+            if best:  # the other forms of a verb count where the word itself is absent
+                break
+            for needle, scale in alts:
+                freq = 0.0
+                for w, padded in columns:
+                    if needle in padded:
+                        freq += w * padded.count(needle)
+                if freq:
+                    score = scale * freq / (freq + norm)
+                    if score > best:
+                        best = score
         total += best
     return total
 

@@ -1,0 +1,115 @@
+"""The English verb lexicon: which words are verbs, and the regular forms of each verb.
+
+The forms come from ``lemminflect``'s lookup table (``resources/lemma_lu.csv.gz``, one
+``form,upos,lemma`` line per form; 27,364 verb forms), read from the installed package
+without importing it: its import loads numpy and the whole lemmatizer (330 ms, against
+40 ms for the table). What is built from the table is kept in groundkb's cache folder
+(``verb-forms.marshal``, rebuilt when the table changes), so a fresh process reads it in
+a few milliseconds. Without the package or the table the lexicon is empty, and what uses
+it turns itself off.
+
+Two uses:
+
+* API questions: whether the first word of a question is a verb (``apinames.py``);
+* query analysis: the other *regular* forms of a verb in a question ("detecting" →
+  detect, detects, detected), searched beside the word as typed. Regular means that
+  the form and the word both begin with the lemma less its last letter, so "detecting"
+  and "detected" are forms of one verb, but "left" is not matched to "leave" nor "ran"
+  to "run": an irregular form is as often another word ("left hand", "saw").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import importlib.util
+import marshal
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from ..cachedir import default_cache_dir, write_atomic
+
+_VERB_LINE = re.compile(r"\n([^,\n]+),verb,([^\n]+)")
+_CACHE_FORMAT = 1  # of the cached maps (``_verbs``)
+
+
+@dataclass(frozen=True, slots=True)
+class _Verbs:
+    forms: frozenset[str]  # every verb form
+    lemmas: dict[str, list[str]]  # a regular form → its verbs
+    regular: dict[str, list[str]]  # a verb → its regular forms
+
+
+@cache
+def _verbs() -> _Verbs:
+    """The verb forms of the table (empty when it cannot be read), from the cache folder
+    when it holds them for this version of the table."""
+    table = _table()
+    if table is None:
+        return _Verbs(frozenset(), {}, {})
+    st = table.stat()
+    stamp = [_CACHE_FORMAT, str(table.resolve()), st.st_size, st.st_mtime_ns, st.st_ino]
+    kept = default_cache_dir() / "verb-forms.marshal"
+    try:
+        got = marshal.loads(kept.read_bytes())
+        if isinstance(got, tuple) and len(got) == 4 and got[0] == stamp:
+            return _Verbs(frozenset(got[1]), got[2], got[3])
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    try:
+        text = "\n" + gzip.decompress(table.read_bytes()).decode("utf-8")
+    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError):
+        return _Verbs(frozenset(), {}, {})
+    forms: list[str] = []
+    lemmas: dict[str, list[str]] = {}
+    regular: dict[str, list[str]] = {}
+    for form, lemma_text in _VERB_LINE.findall(text):
+        forms.append(form)
+        for lemma in lemma_text.split("/"):  # "'d" is a form of will and of have
+            if form.startswith(lemma[:-1] if len(lemma) > 3 else lemma):
+                lemmas.setdefault(form, []).append(lemma)
+                regular.setdefault(lemma, []).append(form)
+    with contextlib.suppress(OSError):  # a read-only cache only costs reading the table
+        write_atomic(kept, marshal.dumps((stamp, forms, lemmas, regular)))
+    return _Verbs(frozenset(forms), lemmas, regular)
+
+
+def _table() -> Path | None:
+    """``lemminflect``'s lookup table, or None without the package."""
+    spec = importlib.util.find_spec("lemminflect")
+    for folder in list(spec.submodule_search_locations or ()) if spec is not None else []:
+        path = Path(folder) / "resources" / "lemma_lu.csv.gz"
+        if path.is_file():
+            return path
+    return None
+
+
+def english_verbs() -> frozenset[str]:
+    """Every word form the lexicon knows as a verb (empty without the lexicon)."""
+    return _verbs().forms
+
+
+def inflections(word: str) -> tuple[str, ...]:
+    """The other regular forms of the verb ``word`` is a form of (``()`` when it is not
+    one, or without the lexicon): ``inflections("detecting")`` → ``("detect",
+    "detected", "detects")``."""
+    verbs = _verbs()
+    of = verbs.lemmas.get(word)
+    if not of:
+        return ()
+    return tuple(sorted({f for lemma in of for f in verbs.regular[lemma]} - {word}))
+
+
+def forget() -> None:
+    """Drop the lexicon read so far (the next use reads it again)."""
+    _verbs.cache_clear()
+
+
+def load() -> None:
+    """Read the lexicon now (a server does while it warms up)."""
+    _verbs()
+
+
+__all__ = ["english_verbs", "forget", "inflections", "load"]

@@ -1,0 +1,35 @@
+"""groundkb's cache folder: what is built once from installed packages and kept between
+processes (the local model's graph, the digest of its weights, the verb lexicon). Every
+file there can be deleted; it is built again when needed."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def default_cache_dir() -> Path:
+    """``$GROUNDKB_CACHE``, else ``$XDG_CACHE_HOME/groundkb``, else ``~/.cache/groundkb``."""
+    env = os.environ.get("GROUNDKB_CACHE")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "groundkb"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+__all__ = ["default_cache_dir", "write_atomic"]
