@@ -14,9 +14,9 @@ synonym rewrites; and for a verb, its other regular forms ("detecting" → detec
 detected; ``lexicon.py``). Stemming at index time, not by expanding the query into OR-ed
 forms, keeps BM25 honest: "cell" and "cells" are one term with one document frequency.
 A verb's forms are the exception (a noun-only stemmer cannot tell "using" from a
-name): they are searched as alternatives that share one document frequency
-(``search/rescore.py``), which scores them as one term. Typo correction happens in
-``search/``, against the index vocabulary.
+name): they are alternatives that count only where the word itself is absent, at the
+document frequency of the most frequent form (``search/rescore.py``), as one stemmed
+term would. Typo correction happens in ``search/``, against the index vocabulary.
 """
 
 from __future__ import annotations
@@ -336,8 +336,9 @@ def _with_name(clause: Clause, known: frozenset[str]) -> Clause:
 
 
 def _with_inflections(clause: Clause, inflections: Callable[[str], Sequence[str]]) -> Clause:
-    """A single word (no synonyms, not a known name) also matches the other forms of its
-    verb, as the alternatives after it: "detecting" finds "detected" and "detect"."""
+    """A single word with no other alternative (no synonyms, no stem of a known name)
+    also matches the other forms of its verb, as the alternatives after it: "detecting"
+    finds "detected" and "detect"."""
     word = clause.original
     if len(clause.alternatives) != 1 or " " in word:
         return clause

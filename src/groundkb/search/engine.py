@@ -298,13 +298,9 @@ class Searcher:
                 clauses.append(clause)
                 continue
             corrections[word] = fixed
-            fixed_clause = self.analyzer.parse(fixed, d.known_terms).clauses
-            alts = [
-                Alternative(a.tokens, "typo")
-                for c in fixed_clause
-                for a in c.alternatives
-                if a.kind != "inflection"  # the word the index has, not its other forms
-            ]
+            # the word the index has, not its other forms
+            fixed_clause = self.analyzer.parse(fixed, d.known_terms, forms=False).clauses
+            alts = [Alternative(a.tokens, "typo") for c in fixed_clause for a in c.alternatives]
             clauses.append(Clause(word, tuple(alts) or (Alternative((fixed,), "typo"),)))
         corrected = ""
         if corrections:
