@@ -209,6 +209,8 @@ class Operations:
         self.series.add(ms, v.kind, bool(result.fallback) and result.fallback != "no_embedder")
         if self.metrics is not None:
             self.metrics.search(result.mode, ms / 1000, v.kind, v.reason, result.fallback)
+        if not querylog.wanted():
+            return
         caller = CALLER.get() or Caller()
         querylog.emit(
             querylog.search_line(

@@ -212,6 +212,11 @@ def search_line(
     return line
 
 
+def wanted() -> bool:
+    """Whether a query line would be logged (build one only then)."""
+    return log.isEnabledFor(logging.INFO)
+
+
 def emit(line: Mapping[str, Any]) -> None:
     """Log one query line (JSON) at INFO on ``groundkb.queries``."""
     if log.isEnabledFor(logging.INFO):
