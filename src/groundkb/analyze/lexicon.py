@@ -25,6 +25,7 @@ import gzip
 import importlib.util
 import marshal
 import re
+import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -50,7 +51,9 @@ def _verbs() -> _Verbs:
     if table is None:
         return _Verbs(frozenset(), {}, {})
     st = table.stat()
-    stamp = [_CACHE_FORMAT, str(table.resolve()), st.st_size, st.st_mtime_ns, st.st_ino]
+    # marshal's format belongs to the Python version: one that reads another's rebuilds
+    version = sys.implementation.cache_tag
+    stamp = [_CACHE_FORMAT, version, str(table.resolve()), st.st_size, st.st_mtime_ns, st.st_ino]
     kept = default_cache_dir() / "verb-forms.marshal"
     try:
         got = marshal.loads(kept.read_bytes())
