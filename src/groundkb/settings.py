@@ -82,7 +82,7 @@ SETTINGS: tuple[Setting, ...] = (
         "verb_forms",
         bool,
         True,
-        "A verb in a query also finds its other regular forms (detecting: detect, detected).",
+        "Keyword search: a verb also finds its other regular forms (detecting: detected).",
     ),
     Setting("max_chunk_tokens", int, 500, "Largest chunk, in estimated tokens."),
     Setting("default_limit", int, 5, "Hits returned when a search gives no limit."),
