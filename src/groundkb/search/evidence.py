@@ -6,8 +6,8 @@ Evidence score, in [0, 1] and comparable across corpora:
     score(chunk)    = Σ_clauses idf(c) · field_factor(c) · match_factor(c) / Σ_clauses idf(c)
     field_factor    = 1.0 title or alias, 0.8 keywords, 0.7 header path, 0.4 body, 0 absent
                       (title and alias: 0.7 + 0.3 × the share of the name the query covers)
-    match_factor    = 1.0 the word or its stem, 0.9 the stem of a known term or another
-                      form of a verb, 0.8 typo fix, 0.5 synonym
+    match_factor    = 1.0 the word or its stem, 0.9 the stem of a known term, 0.8 typo
+                      fix, 0.5 synonym or another form of a verb
     score           = 1.0 × match_factor when the query phrase equals the title or an alias
 """
 
@@ -21,7 +21,7 @@ from ..store.base import DocSummary, KeywordMatch
 from .verdict import Scored
 
 FIELD_FACTOR = {"title": 1.0, "aliases": 1.0, "keywords": 0.8, "header": 0.7, "body": 0.4}
-MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "inflection": 0.9, "typo": 0.8, "synonym": 0.5}
+MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "inflection": 0.5, "typo": 0.8, "synonym": 0.5}
 _RUN = re.compile(r"[^\W_]+")  # a run of letters and digits: the words a snippet counts
 
 
