@@ -1,13 +1,17 @@
 """Which chunks the store is asked for: a long question's candidates come from its
-rarest known words, while the ranking still counts every word."""
+rarest known words, a large index's common words find candidates only in pairs, and the
+ranking still counts every word."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from groundkb import KnowledgeBase, Settings
 from groundkb.analyze.text import Analyzer
 from groundkb.models import Filters
+from groundkb.search import candidates
 from groundkb.search.candidates import candidate_query
 
 WORDS = [
@@ -36,6 +40,53 @@ def test_a_long_question_finds_candidates_by_its_rarest_known_words() -> None:
         ("alpha",),
         ("bravo",),
     ]
+
+
+def test_common_words_of_a_large_index_find_candidates_only_in_pairs() -> None:
+    parsed = Analyzer().parse("alpha bravo charlie delta echo")
+    chunks = 100_000  # common: in more than 1 % of the chunks
+    df = {"alpha": 50, "bravo": 5_000, "charlie": 2_000, "delta": 9_000, "echo": 3_000}
+    query = candidate_query(parsed, df, chunks, {}, Filters(), 10)
+    assert query.phrases == [("alpha",)]
+    assert query.limit == 10
+    # the three rarest common words, two by two
+    assert query.together == [
+        (("charlie",), ("echo",)),
+        (("charlie",), ("bravo",)),
+        (("echo",), ("bravo",)),
+    ]
+    assert query.together_limit == 5
+    small = candidate_query(parsed, df, candidates.COMMON_MIN_CHUNKS - 1, {}, Filters(), 10)
+    assert len(small.phrases) == 5 and small.together == []
+    one = candidate_query(Analyzer().parse("alpha bravo"), df, chunks, {}, Filters(), 10)
+    assert one.phrases == [("alpha",)] and one.together == [] and one.together_limit == 0
+    every = candidate_query(Analyzer().parse("bravo delta"), df, chunks, {}, Filters(), 10)
+    assert every.phrases == [("bravo",), ("delta",)] and every.together == []
+
+
+def test_a_page_holding_two_common_words_but_no_rare_one_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(candidates, "COMMON_MIN_CHUNKS", 10)
+    monkeypatch.setattr(candidates, "COMMON_RATIO", 0.3)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    # "list" and "deployment" are each on 7 of the 16 pages (common); "payments" and
+    # "team" on 3 others.
+    (docs / "deployments.md").write_text("# List deployments\n\nlist every deployment\n")
+    for i in range(12):
+        words = "list items" if i % 2 else "deployment status"
+        (docs / f"p{i}.md").write_text(f"# Page {i}\n\n{words} filler\n")
+    for i in range(3):
+        (docs / f"pay{i}.md").write_text(f"# Payments {i}\n\npayments team ledger\n")
+    settings = Settings(db=str(tmp_path / "kb.db"), embedder="none", candidates=5)
+    with KnowledgeBase.open(settings=settings) as kb:
+        assert kb.ingest(docs, source="docs").ok
+        hits = kb.search("list the deployments of the payments team", limit=5).hits
+        assert "deployments" in [h.doc_id for h in hits]
+        monkeypatch.setattr(candidates, "TOGETHER_WORDS", 0)  # the words one by one
+        hits = kb.search("list the deployments of the payments team", limit=5).hits
+        assert "deployments" not in [h.doc_id for h in hits]
 
 
 def test_words_left_out_of_the_candidates_still_count_in_the_ranking(tmp_path: Path) -> None:

@@ -107,12 +107,19 @@ class DocSummary:
 @dataclass(frozen=True, slots=True)
 class KeywordQuery:
     """Phrases to look for: a chunk matches when one of its fields contains any phrase
-    (a phrase is a sequence of terms that must be adjacent and in order)."""
+    (a phrase is a sequence of terms that must be adjacent and in order). The ``limit``
+    best matches by BM25 over the phrases come back.
+
+    ``together``: groups of phrases a chunk must all hold, anywhere in its fields. The
+    ``together_limit`` best chunks that hold every phrase of some group (by BM25 over
+    the groups' phrases) come back as well, unless they already do."""
 
     phrases: Sequence[tuple[str, ...]]
     weights: Mapping[str, float]  # per field of FIELDS; a missing field weighs 1
     filters: Filters = field(default_factory=Filters)
     limit: int = 50
+    together: Sequence[tuple[tuple[str, ...], ...]] = ()
+    together_limit: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,12 +60,18 @@ def indexable(token: str) -> bool:
     return len(token.encode("utf-8")) <= MAX_LEXEME_BYTES
 
 
+def _phrase(p: tuple[str, ...]) -> str:
+    return "(" + " <-> ".join(_quote(t) for t in p) + ")" if len(p) > 1 else _quote(p[0])
+
+
 def tsquery(phrases: Sequence[tuple[str, ...]]) -> str:
     """An OR of phrases as a ``::tsquery`` literal."""
-    return " | ".join(
-        "(" + " <-> ".join(_quote(t) for t in p) + ")" if len(p) > 1 else _quote(p[0])
-        for p in phrases
-    )
+    return " | ".join(_phrase(p) for p in phrases)
+
+
+def tsquery_groups(groups: Sequence[tuple[tuple[str, ...], ...]]) -> str:
+    """An OR of groups of phrases a chunk must all hold, as a ``::tsquery`` literal."""
+    return " | ".join("(" + " & ".join(_phrase(p) for p in g) + ")" for g in groups)
 
 
 def rank_weights(weights: Mapping[str, float]) -> list[float]:

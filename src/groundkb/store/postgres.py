@@ -50,7 +50,7 @@ from .pg_connect import Connections, connect, map_error, parse_url
 from .pg_query import MATCH, SUMMARY, chunk_keys, filters_sql, match_row
 from .pg_schema import MIGRATIONS, SCHEMA_VERSION, Migrator, schema_version, search_path
 from .pg_schema import vector_extension as _vector_extension
-from .pg_text import POOL_FACTOR, indexable, order_sql, tsquery
+from .pg_text import POOL_FACTOR, indexable, order_sql, tsquery, tsquery_groups
 from .pg_write import clean, drop_chunks, set_embedder, write_document
 from .rows import (
     DOC_COLUMNS,
@@ -321,33 +321,58 @@ class PostgresStore:
 
     def keyword_candidates(self, query: KeywordQuery) -> list[KeywordMatch]:
         phrases = sorted({p for p in query.phrases if p and all(indexable(t) for t in p)})
-        if not phrases or query.limit <= 0:
+        groups = sorted(
+            {g for g in query.together if g and all(p and all(map(indexable, p)) for p in g)}
+        )
+        searches: list[tuple[list[tuple[str, ...]], str, int]] = []
+        if phrases and query.limit > 0:
+            searches.append((phrases, tsquery(phrases), query.limit))
+        if groups and query.together_limit > 0:
+            # Every occurrence of a phrase in the groups counts, as in FTS5's bm25().
+            searches.append(
+                ([p for g in groups for p in g], tsquery_groups(groups), query.together_limit)
+            )
+        if not searches:
             return []
 
-        def pool(conn: Conn) -> tuple[TermStats, dict[tuple[str, ...], float], list[Any]]:
-            stats = self._term_rows(conn, {t for p in phrases for t in p})
-            idf = {p: fts5_idf(stats.chunks, min(stats.df[t] for t in p)) for p in phrases}
-            order, order_args = order_sql(phrases, idf, query.weights, stats.avg_length)
+        def pool(conn: Conn) -> tuple[TermStats, list[list[Any]]]:
+            terms = {t for found, _, _ in searches for p in found for t in p}
+            stats = self._term_rows(conn, terms)
             where, args = filters_sql(query.filters, "c")
-            rows = conn.execute(
-                f"SELECT c.id, c.fields FROM chunks c WHERE c.tsv @@ %s::tsquery{where}"
-                f" ORDER BY {order} DESC LIMIT %s",
-                [tsquery(phrases), *args, *order_args, query.limit * POOL_FACTOR],
-            ).fetchall()
-            return stats, idf, rows
+            pools = []
+            for found, match, limit in searches:
+                idf = _idf(found, stats)
+                order, order_args = order_sql(list(idf), idf, query.weights, stats.avg_length)
+                pools.append(
+                    conn.execute(
+                        f"SELECT c.id, c.fields FROM chunks c WHERE c.tsv @@ %s::tsquery{where}"
+                        f" ORDER BY {order} DESC LIMIT %s",
+                        [match, *args, *order_args, limit * POOL_FACTOR],
+                    ).fetchall()
+                )
+            return stats, pools
 
-        stats, idf, rows = self._connections.run(pool)
-        scorer = Fts5Scorer(phrases, idf, query.weights, stats.avg_length)
-        scores = {r[0]: scorer.score(dict(zip(FIELDS, r[1], strict=True))) for r in rows}
-        best = sorted(scores, key=lambda i: (-scores[i], i))[: query.limit]
-        found = self._read(
+        stats, pools = self._connections.run(pool)
+        scores: dict[int, float] = {}
+        later: set[int] = set()
+        for (found, _, limit), rows in zip(searches, pools, strict=True):
+            idf = _idf(found, stats)
+            scorer = Fts5Scorer(list(idf), idf, query.weights, stats.avg_length)
+            scored = {r[0]: scorer.score(dict(zip(FIELDS, r[1], strict=True))) for r in rows}
+            best = sorted(scored, key=lambda i: (-scored[i], i))[:limit]
+            new = [i for i in best if i not in scores]
+            if scores:
+                later.update(new)
+            scores.update((i, scored[i]) for i in new)
+        found_rows = self._read(
             f"SELECT {MATCH}, c.id FROM chunks c JOIN documents d ON d.id = c.doc_id"
             " WHERE c.id = ANY(%s)",
-            (best,),
+            (list(scores),),
         )
-        # Best first; equal scores in the order the chunks were written, as in SQLite.
-        found.sort(key=lambda r: (-scores[r[-1]], r[-1]))
-        return [match_row(r, scores[r[-1]]) for r in found]
+        # Best first, the groups' matches after the phrases'; equal scores in the order
+        # the chunks were written, as in SQLite.
+        found_rows.sort(key=lambda r: (r[-1] in later, -scores[r[-1]], r[-1]))
+        return [match_row(r, scores[r[-1]]) for r in found_rows]
 
     def chunk_matches(
         self, chunk_ids: Sequence[str], filters: Filters = Filters()
@@ -475,3 +500,11 @@ class PostgresStore:
         return {
             f"{d}#{i}": np.asarray(v.to_numpy(), dtype=np.float32).tobytes() for d, i, v in rows
         }
+
+
+def _idf(phrases: Sequence[tuple[str, ...]], stats: TermStats) -> dict[tuple[str, ...], float]:
+    """FTS5's idf of each distinct phrase, times the times it occurs in ``phrases``."""
+    out: dict[tuple[str, ...], float] = {}
+    for p in phrases:
+        out[p] = out.get(p, 0.0) + fts5_idf(stats.chunks, min(stats.df[t] for t in p))
+    return out

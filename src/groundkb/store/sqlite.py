@@ -419,10 +419,10 @@ class SQLiteStore:
     # -------------------------------------------------------------------- keyword
     def keyword_candidates(self, query: KeywordQuery) -> list[KeywordMatch]:
         phrases = sorted({p for p in query.phrases if p})
-        if not phrases or query.limit <= 0:
+        groups = sorted({g for g in query.together if g and all(g)})
+        if not ((phrases and query.limit > 0) or (groups and query.together_limit > 0)):
             return []
         weights = [float(query.weights.get(f, 1.0)) for f in FIELDS]
-        match = " OR ".join(fts_phrase(p) for p in phrases)
         where, args = filter_sql(query.filters)
         if where:
             sql = (
@@ -436,19 +436,30 @@ class SQLiteStore:
                 " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
             )
         with self._snapshot():
-            top = self._query(sql, [*weights, match, *args, query.limit])
-            if not top:
+            scores: dict[int, float] = {}
+            later: set[int] = set()
+            if phrases and query.limit > 0:
+                match = " OR ".join(fts_phrase(p) for p in phrases)
+                scores.update(self._query(sql, [*weights, match, *args, query.limit]))
+            if groups and query.together_limit > 0:
+                match = " OR ".join(
+                    "(" + " AND ".join(fts_phrase(p) for p in g) + ")" for g in groups
+                )
+                more = self._query(sql, [*weights, match, *args, query.together_limit])
+                later = {rowid for rowid, _ in more if rowid not in scores}
+                scores.update((rowid, s) for rowid, s in more if rowid in later)
+            if not scores:
                 return []
-            scores = {rowid: s for rowid, s in top}
             marks = ",".join("?" * len(scores))
             rows = self._query(
                 f"SELECT {MATCH_COLS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
                 f" JOIN documents d ON d.id = c.doc_id WHERE c.rowid IN ({marks})",
                 list(scores),
             )
-        out = [match_row(r, scores[r[0]]) for r in rows]
-        out.sort(key=lambda m: -m.score)
-        return out
+        # Best first: the phrases' matches, then the groups' (their scores are BM25 over
+        # other phrases); equal scores in the order the chunks were written.
+        rows.sort(key=lambda r: (r[0] in later, -scores[r[0]]))
+        return [match_row(r, scores[r[0]]) for r in rows]
 
     def chunk_matches(
         self, chunk_ids: Sequence[str], filters: Filters = Filters()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -361,6 +362,29 @@ class StoreConformance:
         store.write(*make_doc("c", "delta"))
         hits = store.keyword_candidates(query("alpha", "beta gamma", "zeta"))
         assert {h.doc_id for h in hits} == {"a", "b"}
+
+    def test_groups_find_the_chunks_holding_all_their_phrases(self, store: Store) -> None:
+        store.write(*make_doc("a", "alpha and beta"))
+        store.write(*make_doc("b", "alpha alone"))
+        store.write(*make_doc("c", "beta gamma delta"))
+        store.write(*make_doc("d", "zeta"))
+        store.write(*make_doc("e", "gamma delta zeta"))
+        store.write(*make_doc("x", "alpha beta elsewhere", source="t"))
+        pairs = [(("alpha",), ("beta",)), (("gamma", "delta"), ("zeta",))]
+
+        def found(
+            *phrases: str, limit: int = 50, more: int = 50, **f: tuple[str, ...]
+        ) -> list[str]:
+            q = replace(query(*phrases, limit=limit, **f), together=pairs, together_limit=more)
+            return [h.doc_id for h in store.keyword_candidates(q)]
+
+        assert found("zeta")[:2] == ["d", "e"]  # the phrase's matches first, best first
+        assert set(found("zeta")) == {"a", "d", "e", "x"}
+        assert set(found()) == {"a", "e", "x"}
+        assert set(found(sources=("s",))) == {"a", "e"}
+        assert found("zeta", more=0) == ["d", "e"]
+        assert len(found(more=1)) == 1
+        assert found("beta gamma", limit=0, more=0) == []
 
     def test_no_phrase_or_no_limit_gives_no_candidates(self, store: Store) -> None:
         store.write(*make_doc("a", "alpha"))
