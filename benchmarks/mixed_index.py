@@ -90,9 +90,9 @@ def build(target: Path) -> None:
     part.rename(target)
 
 
-def evaluate(db: Path, mode: str) -> dict[str, Any]:
+def evaluate(db: str, mode: str) -> dict[str, Any]:
     settings = Settings(
-        db=str(db),
+        db=db,
         retrieval=mode,
         embedder="minilm" if mode == "hybrid" else "none",
         max_chunks_per_doc=1,
@@ -137,10 +137,10 @@ def evaluate(db: Path, mode: str) -> dict[str, Any]:
     return out
 
 
-def run_other(src: str, db: Path, mode: str) -> dict[str, Any]:
+def run_other(src: str, db: str, mode: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": src}
     done = subprocess.run(
-        [sys.executable, __file__, "--db", str(db), "--evaluate", mode],
+        [sys.executable, __file__, "--db", db, "--evaluate", mode],
         env=env,
         capture_output=True,
         text=True,
@@ -152,7 +152,9 @@ def run_other(src: str, db: Path, mode: str) -> dict[str, Any]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--db", type=Path, default=CACHE / "mixed.db")
+    ap.add_argument(
+        "--db", default=str(CACHE / "mixed.db"), help="the mixed index (or a copy's URL)"
+    )
     ap.add_argument("--fresh", action="store_true", help="rebuild the mixed index")
     ap.add_argument("--modes", default="keyword,hybrid")
     ap.add_argument("--baseline", help="another version's src folder, measured alike")
@@ -162,11 +164,12 @@ def main() -> int:
     if args.evaluate:
         print(json.dumps(evaluate(args.db, args.evaluate)))
         return 0
-    if args.fresh or not args.db.exists():
-        args.db.unlink(missing_ok=True)
+    if "://" not in args.db and (args.fresh or not Path(args.db).exists()):
+        Path(args.db).unlink(missing_ok=True)
         print(f"building {args.db}", file=sys.stderr)
-        build(args.db)
-    results: dict[str, Any] = {"db": str(args.db), "baseline": args.baseline, "modes": {}}
+        build(Path(args.db))
+    where = args.db.rsplit("@", 1)[-1]  # never a URL's password
+    results: dict[str, Any] = {"db": where, "baseline": args.baseline, "modes": {}}
     for mode in args.modes.split(","):
         row: dict[str, Any] = {}
         if args.baseline:

@@ -50,7 +50,14 @@ from .pg_connect import Connections, connect, map_error, parse_url
 from .pg_query import MATCH, SUMMARY, chunk_keys, filters_sql, match_row
 from .pg_schema import MIGRATIONS, SCHEMA_VERSION, Migrator, schema_version, search_path
 from .pg_schema import vector_extension as _vector_extension
-from .pg_text import POOL_FACTOR, indexable, order_sql, tsquery, tsquery_groups
+from .pg_text import (
+    POOL_FACTOR,
+    POOL_FACTOR_LARGE,
+    indexable,
+    order_sql,
+    tsquery,
+    tsquery_groups,
+)
 from .pg_write import clean, drop_chunks, set_embedder, write_document
 from .rows import (
     DOC_COLUMNS,
@@ -334,6 +341,7 @@ class PostgresStore:
             )
         if not searches:
             return []
+        factor = POOL_FACTOR_LARGE if groups else POOL_FACTOR
 
         def pool(conn: Conn) -> tuple[TermStats, list[list[Any]]]:
             terms = {t for found, _, _ in searches for p in found for t in p}
@@ -347,7 +355,7 @@ class PostgresStore:
                     conn.execute(
                         f"SELECT c.id, c.fields FROM chunks c WHERE c.tsv @@ %s::tsquery{where}"
                         f" ORDER BY {order} DESC LIMIT %s",
-                        [match, *args, *order_args, limit * POOL_FACTOR],
+                        [match, *args, *order_args, limit * factor],
                     ).fetchall()
                 )
             return stats, pools
