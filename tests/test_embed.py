@@ -461,6 +461,21 @@ def test_minilm_keeps_input_order_across_length_batches(minilm: Local) -> None:
         assert cosine(minilm.embedder.embed_query(text), row) > 0.99
 
 
+def test_minilm_runs_batches_side_by_side_with_the_same_vectors(minilm: Local) -> None:
+    from groundkb.embed.minilm import MiniLMEmbedder
+
+    texts = [f"{'word ' * (n % 7)}text number {n}" for n in range(40)]  # many lengths
+    one = MiniLMEmbedder(cache_dir=minilm.cache, threads=1)
+    three = MiniLMEmbedder(cache_dir=minilm.cache, threads=3)
+    three.embed_query("a query runs on the first session alone")
+    assert len(three._sessions(1)) == 1 and three._more == []
+    np.testing.assert_array_equal(three.embed(texts), one.embed(texts))
+    assert len(three._more) == 2  # the other two sessions, opened by the first large call
+    assert one._more == []
+    with pytest.raises(ConfigError):
+        MiniLMEmbedder(cache_dir=minilm.cache, threads=0)
+
+
 def test_minilm_loads_the_cached_graph_without_rebuilding(
     minilm: Local, monkeypatch: pytest.MonkeyPatch
 ) -> None:
