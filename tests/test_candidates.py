@@ -62,6 +62,12 @@ def test_common_words_of_a_large_index_find_candidates_only_in_pairs() -> None:
     assert one.phrases == [("alpha",)] and one.together == [] and one.together_limit == 0
     every = candidate_query(Analyzer().parse("bravo delta"), df, chunks, {}, Filters(), 10)
     assert every.phrases == [("bravo",), ("delta",)] and every.together == []
+    # one word a clause: "create" and its synonyms are one thing asked, not a pair
+    synonyms = {"create": 4_000, "add": 3_000, "new": 9_000, "make": 8_000, "user": 2_500}
+    df = {**synonyms, "token": 40}
+    query = candidate_query(Analyzer().parse("create a user token"), df, chunks, {}, Filters(), 10)
+    assert query.phrases == [("token",)]
+    assert query.together == [(("user",), ("create",))]
 
 
 def test_a_page_holding_two_common_words_but_no_rare_one_is_found(

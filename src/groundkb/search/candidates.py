@@ -11,13 +11,15 @@ the query's words (``rescore.bm25f``), so a common word still counts in the rank
 Alone, that strategy loses the chunks that hold the common words but not the rare ones:
 "list only the deployments labelled team=payments" found its candidates by "payments"
 and "team", never the operation that lists deployments. So two common words together
-find candidates too: every pair of the ``TOGETHER_WORDS`` rarest common words, for
-``TOGETHER_SHARE`` of ``limit`` more candidates (a pair of common words is as selective
-as a rare word, and FTS5 intersects their posting lists by skipping). Measured on a
+find candidates too: every pair of the ``TOGETHER_WORDS`` rarest common words, one word
+a clause (a clause's synonyms are one thing asked, not two), for ``TOGETHER_SHARE`` of
+``limit`` more candidates (a pair of common words is as selective as a rare word, and
+FTS5 intersects their posting lists by skipping). Measured on a
 28,676-chunk index of six development sets (docs/benchmarks.md, "Common words on a
-large index"): keyword hit@1 on the API questions +0.04, on the Python docs +0.11, TF
+large index"): keyword hit@1 on the API questions +0.04, on the Python docs +0.14, TF
 Hub nDCG@10 +0.026, no set lower by more than 0.0003 (hybrid: smaller gains, tldr
-−0.002). It costs about 0.7 ms a keyword search at 100k chunks.
+−0.0025). At 100k chunks the median keyword search is as fast as before, p95 1.5 ms
+slower.
 
 **Long questions.** A question of many words ("ALDH1 expression is associated with
 poorer prognosis for breast cancer primary tumors") would have the store score every
@@ -76,7 +78,17 @@ def candidate_query(
         if len(common) == len(phrases):
             common = set()
     rare = [p for p in phrases if not (len(p) == 1 and p[0] in common)]
-    rarest = sorted(common, key=lambda t: (df.get(t, 0), t))[:TOGETHER_WORDS]
+    # One word a clause: a pair of synonyms of one clause would not be two of the
+    # question's words. The word as asked, else the clause's rarest common alternative.
+    words: dict[str, int] = {}
+    for clause in clauses:
+        alts = [a for a in _finding(clause, df) if len(a.tokens) == 1]
+        mine = [a for a in alts if a.tokens[0] in common]
+        mine.sort(key=lambda a: (a.kind != "exact", df.get(a.tokens[0], 0), a.tokens[0]))
+        if mine:
+            word = mine[0].tokens[0]
+            words.setdefault(word, df.get(word, 0))
+    rarest = sorted(words, key=lambda t: (words[t], t))[:TOGETHER_WORDS]
     pairs = [((a,), (b,)) for a, b in combinations(rarest, 2)]
     more = max(1, round(limit * TOGETHER_SHARE)) if pairs else 0
     return KeywordQuery(rare, weights, filters, limit, together=pairs, together_limit=more)
