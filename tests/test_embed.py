@@ -474,6 +474,10 @@ def test_minilm_runs_batches_side_by_side_with_the_same_vectors(minilm: Local) -
     assert one._more == []
     with pytest.raises(ConfigError):
         MiniLMEmbedder(cache_dir=minilm.cache, threads=0)
+    many = MiniLMEmbedder(cache_dir=minilm.cache, threads=9)  # 4 sessions of 2 threads
+    assert many.sessions == 4
+    np.testing.assert_array_equal(many.embed(texts), one.embed(texts))
+    assert len(many._more) == 3
 
 
 def test_minilm_loads_the_cached_graph_without_rebuilding(

