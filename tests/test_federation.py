@@ -7,10 +7,12 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import pytest
@@ -156,6 +158,66 @@ async def test_a_stopped_or_slow_server_gives_partial_results_with_errors(
     assert not error and out["results"]["hits"][0]["resourceId"] == "a/handbook"
     failed = {e["resourceId"]: e["code"] for e in out["results"]["source_errors"]}
     assert failed == {"slow/*": "backend_unavailable", "down/*": "backend_unavailable"}
+
+
+class DroppingProxy:
+    """A TCP proxy on loopback in front of ``target``: the first ``drops`` connections
+    are closed once their request arrives, unanswered; the later ones are forwarded."""
+
+    def __init__(self, target: str, drops: int) -> None:
+        parts = urlsplit(target)
+        self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
+        self.drops, self.connections = drops, 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}{parts.path}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            if self.connections <= self.drops:
+                conn.recv(65536)
+                conn.close()
+                continue
+            up = socket.create_connection(self.upstream)
+            for a, b in ((conn, up), (up, conn)):
+                threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for s in (src, dst):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+
+
+async def test_a_dropped_connection_is_tried_once_more(world: dict[str, Any]) -> None:
+    once = DroppingProxy(world["registry"]["a"]["url"], drops=1)
+    always = DroppingProxy(world["registry"]["a"]["url"], drops=1_000)
+    registry = dict(world["registry"])
+    for key, proxy in (("once", once), ("always", always)):
+        registry[key] = {**registry["a"], "url": proxy.url, "groups": ["eng"]}
+    (world["hub"] / "rag-mcp.json").write_text(json.dumps(registry))
+    error, out = await as_user(
+        world, "ann", "legal,eng", "rag_get_raw_results",
+        query="expense reports", sources=["once/handbook", "always/handbook"],
+    )  # fmt: skip
+    assert not error
+    assert out["results"]["hits"][0]["resourceId"] == "once/handbook"
+    failed = {e["resourceId"]: e for e in out["results"]["source_errors"]}
+    assert list(failed) == ["always/*"]
+    assert failed["always/*"]["code"] == "backend_unavailable"
+    assert "unreachable" in failed["always/*"]["message"]
+    assert once.connections >= 2 and always.connections == 2  # one more try, no more
 
 
 async def test_nothing_crosses_the_callers_permissions(world: dict[str, Any]) -> None:

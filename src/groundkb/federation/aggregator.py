@@ -156,27 +156,20 @@ class Aggregator:
     # ------------------------------------------------------------------ call
     async def _call(self, server: RemoteServer, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         """One tool call on ``server`` within its timeout; its ``results`` object.
-        Raises on a transport failure, a timeout or a tool error."""
-        from mcp import Client
+        Raises on a transport failure, a timeout or a tool error.
 
+        A connection the server dropped before answering (a read or protocol error, not a
+        refused connection) is tried once more within the same timeout: every tool this
+        calls only reads, and a dropped keep-alive connection is no outage."""
         with anyio.fail_after(server.timeout_s):
-            if server.url:
-                import httpx2
-                from mcp.client.streamable_http import streamable_http_client
-
-                token = server.token()
-                headers = {"Authorization": f"Bearer {token}"} if token else {}
-                async with (
-                    httpx2.AsyncClient(headers=headers, timeout=server.timeout_s) as http,
-                    Client(streamable_http_client(server.url, http_client=http)) as client,
-                ):
-                    result = await client.call_tool(tool, args)
-            else:
-                from mcp import StdioServerParameters
-
-                params = StdioServerParameters(command=server.command, args=list(server.args))
-                async with Client(params) as client:
-                    result = await client.call_tool(tool, args)
+            try:
+                result = await self._session(server, tool, args)
+            except Exception as exc:
+                if not _dropped(exc):
+                    raise
+                log.info("%s dropped the connection (%s); trying once more", server.key,
+                         error_text(_innermost(exc)))  # fmt: skip
+                result = await self._session(server, tool, args)
         body: Any = result.structured_content
         if body is None and result.content:
             text = getattr(result.content[0], "text", "")
@@ -193,6 +186,29 @@ class Aggregator:
                 code = found.group(1) if found else ""
             raise RemoteError(code or "backend_unavailable", _text(result))
         return results
+
+    async def _session(self, server: RemoteServer, tool: str, args: dict[str, Any]) -> Any:
+        """One MCP session on ``server`` that calls ``tool``; the tool's result."""
+        from mcp import Client
+
+        if server.url:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            token = server.token()
+            headers = {"Authorization": f"Bearer {token}"} if token else {}
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=server.timeout_s) as http,
+                Client(streamable_http_client(server.url, http_client=http)) as client,
+            ):
+                result = await client.call_tool(tool, args)
+        else:
+            from mcp import StdioServerParameters
+
+            params = StdioServerParameters(command=server.command, args=list(server.args))
+            async with Client(params) as client:
+                result = await client.call_tool(tool, args)
+        return result
 
 
 _CODE = re.compile(r"\[([a-z_]+)\] ")
@@ -219,6 +235,14 @@ def _error(server: str, exc: BaseException) -> dict[str, str]:
     else:
         why = f"unreachable ({error_text(inner)})"
     return {"server": server, "code": "backend_unavailable", "message": f"{server}: {why}"}
+
+
+def _dropped(exc: BaseException) -> bool:
+    """Whether ``exc`` is a connection the server dropped before answering."""
+    import httpx2
+
+    inner = _innermost(exc)
+    return isinstance(inner, (httpx2.ReadError, httpx2.RemoteProtocolError, httpx2.WriteError))
 
 
 def _innermost(exc: BaseException) -> BaseException:
