@@ -29,7 +29,9 @@ POOL_FACTOR = 2
 # A query with ``together`` groups comes from a large index whose common words the
 # engine left out: its rarer words match many chunks with close scores, and ts_rank's
 # order strays further from FTS5's. On a 28,676-chunk index the same first ten chunks
-# as SQLite came back for 55 % of 3,114 questions with a pool of 2×, 80 % with 4×.
+# as SQLite came back for 55 % of 3,114 questions with a pool of 2×, 75 % with 4×
+# (the same first chunk for 96 %). 8× reached 83 % but took 31 % longer and ranked no
+# better (docs/benchmarks.md, "Common words on a large index").
 POOL_FACTOR_LARGE = 4
 MAX_LEXEME_BYTES = 2046  # PostgreSQL's limit; longer tokens are not indexed here
 MAX_POSITION = 16383
