@@ -57,11 +57,11 @@ def test_common_words_of_a_large_index_find_candidates_only_in_pairs() -> None:
     ]
     assert query.together_limit == 5
     small = candidate_query(parsed, df, candidates.COMMON_MIN_CHUNKS - 1, {}, Filters(), 10)
-    assert len(small.phrases) == 5 and small.together == []
+    assert len(small.phrases) == 5 and not small.together
     one = candidate_query(Analyzer().parse("alpha bravo"), df, chunks, {}, Filters(), 10)
-    assert one.phrases == [("alpha",)] and one.together == [] and one.together_limit == 0
+    assert one.phrases == [("alpha",)] and not one.together and one.together_limit == 0
     every = candidate_query(Analyzer().parse("bravo delta"), df, chunks, {}, Filters(), 10)
-    assert every.phrases == [("bravo",), ("delta",)] and every.together == []
+    assert every.phrases == [("bravo",), ("delta",)] and not every.together
     # one word a clause: "create" and its synonyms are one thing asked, not a pair
     synonyms = {"create": 4_000, "add": 3_000, "new": 9_000, "make": 8_000, "user": 2_500}
     df = {**synonyms, "token": 40}

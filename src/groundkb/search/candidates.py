@@ -70,24 +70,25 @@ def candidate_query(
     known = [(c, n) for c, n in known if n > 0]
     if max_clauses > 0 and len(known) > max_clauses:
         clauses = [c for c, _ in sorted(known, key=lambda cn: cn[1])[:max_clauses]]
-    phrases = sorted({a.tokens for c in clauses for a in _finding(c, df) if a.tokens})
+    finding = [_finding(c, df) for c in clauses]
+    phrases = sorted({a.tokens for alts in finding for a in alts if a.tokens})
     common: set[str] = set()
     if chunks >= COMMON_MIN_CHUNKS:
         singles = [p[0] for p in phrases if len(p) == 1]
         common = {t for t in singles if df.get(t, 0) > COMMON_RATIO * chunks}
         if len(common) == len(phrases):
             common = set()
+    if not common:
+        return KeywordQuery(phrases, weights, filters, limit)
     rare = [p for p in phrases if not (len(p) == 1 and p[0] in common)]
     # One word a clause: a pair of synonyms of one clause would not be two of the
     # question's words. The word as asked, else the clause's rarest common alternative.
     words: dict[str, int] = {}
-    for clause in clauses:
-        alts = [a for a in _finding(clause, df) if len(a.tokens) == 1]
-        mine = [a for a in alts if a.tokens[0] in common]
-        mine.sort(key=lambda a: (a.kind != "exact", df.get(a.tokens[0], 0), a.tokens[0]))
+    for alts in finding:
+        mine = [a for a in alts if len(a.tokens) == 1 and a.tokens[0] in common]
         if mine:
-            word = mine[0].tokens[0]
-            words.setdefault(word, df.get(word, 0))
+            best = min(mine, key=lambda a: (a.kind != "exact", df.get(a.tokens[0], 0)))
+            words.setdefault(best.tokens[0], df.get(best.tokens[0], 0))
     rarest = sorted(words, key=lambda t: (words[t], t))[:TOGETHER_WORDS]
     pairs = [((a,), (b,)) for a, b in combinations(rarest, 2)]
     more = max(1, round(limit * TOGETHER_SHARE)) if pairs else 0
