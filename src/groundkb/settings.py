@@ -298,6 +298,30 @@ SETTINGS: tuple[Setting, ...] = (
         trusted=True,
     ),
     Setting(
+        "rerank_url",
+        str,
+        "",
+        "OpenAI-compatible endpoint whose model reorders a search's top documents "
+        "('' = off; their titles and openings are sent to it).",
+        trusted=True,
+    ),
+    Setting("rerank_model", str, "", "Model name for reranking (required with rerank_url)."),
+    Setting(
+        "rerank_key_env",
+        str,
+        "OPENAI_API_KEY",
+        "Environment variable holding the rerank endpoint's API key.",
+        trusted=True,
+    ),
+    Setting("rerank_candidates", int, 10, "Distinct documents the rerank model is shown (2-50)."),
+    Setting("rerank_chars", int, 300, "Characters of each document's passage it is shown."),
+    Setting(
+        "rerank_timeout_s",
+        float,
+        10.0,
+        "Seconds to wait for the rerank model; past that the search keeps its own order.",
+    ),
+    Setting(
         "embed_on_ingest",
         bool,
         True,
@@ -412,6 +436,12 @@ class Settings:
     synthesis_url: str = ""
     synthesis_model: str = ""
     synthesis_key_env: str = "OPENAI_API_KEY"
+    rerank_url: str = ""
+    rerank_model: str = ""
+    rerank_key_env: str = "OPENAI_API_KEY"
+    rerank_candidates: int = 10
+    rerank_chars: int = 300
+    rerank_timeout_s: float = 10.0
     rag_rate_per_minute: int = 0
     embed_on_ingest: bool = True
     embed_in_background: bool = True

@@ -41,7 +41,7 @@ from ..analyze.text import (
     tokenize,
 )
 from ..errors import InvalidInput
-from ..models import Filters, Hit, SearchResult
+from ..models import Filters, Hit, SearchResult, Verdict
 from ..ops.querylog import error_text
 from ..refreshing import Refreshing
 from ..settings import Settings
@@ -52,9 +52,18 @@ from .commands import CommandIndex
 from .evidence import score_evidence
 from .fusion import fuse
 from .hits import dedupe, distinct_titles, hit_of, lead_first, monotone
+from .rerank import Candidate, RerankError, endpoint_from_settings, reorder, reranker_for
 from .rescore import Prepared, Ranked, bm25f, prepare, title_match
 from .special import command_result, multi_intent
-from .verdict import ClauseStat, Scored, Signals, decide, measure, model_from_settings
+from .verdict import (
+    ClauseStat,
+    Scored,
+    Signals,
+    decide,
+    measure,
+    model_from_settings,
+    option_of,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -134,6 +143,21 @@ class _Derived:
     filtered_commands: dict[Filters, CommandIndex] = field(default_factory=dict)
 
 
+def _model_doubts(verdict: Verdict, top: Scored, signals: Signals) -> Verdict:
+    """The clarify that replaces an answer when the rerank model says none of the
+    results answers: ask before answering from the top hit."""
+    option = option_of(top.match.doc)
+    return Verdict(
+        "clarify",
+        round(signals.scope * (1 - signals.answer), 4),
+        "weak",
+        f"I think you mean {option.label} — is that right? The rerank model found no "
+        "result that answers; ask the user before answering from it.",
+        (option,),
+        (*verdict.evidence, "rerank model: no result answers"),
+    )
+
+
 def _known_terms(docs: Sequence[DocSummary]) -> frozenset[str]:
     terms: set[str] = set()
     for d in docs:
@@ -166,6 +190,8 @@ class Searcher:
             self.store.change_token, self._build_derived
         )
         self._local = threading.local()  # the derived data this thread's search started with
+        endpoint = endpoint_from_settings(settings)  # a bad rerank setting fails here
+        self._reranker = reranker_for(endpoint) if endpoint is not None else None
 
     # ------------------------------------------------------------ derived data
     def derived(self) -> _Derived:
@@ -387,10 +413,16 @@ class Searcher:
         return Neighbours(self.store.nearest(vector, filters, k), self.store, vector)
 
     def _keyword(
-        self, text: str, filters: Filters, limit: int, vectors: _Vectors = _KEYWORD
+        self,
+        text: str,
+        filters: Filters,
+        limit: int,
+        vectors: _Vectors = _KEYWORD,
+        rerank: bool = True,
     ) -> SearchResult:
         """Keyword candidates rescored, fused with the vector candidates (when
-        ``vectors`` has them), judged and cut to hits."""
+        ``vectors`` has them), reordered by the rerank model (when one is configured and
+        ``rerank``), judged and cut to hits."""
         # The other forms of a verb help keyword search alone: in hybrid search the
         # vectors already match word forms, and the forms measured slightly worse there
         # (docs/benchmarks.md, "Verb forms").
@@ -436,6 +468,10 @@ class Searcher:
                 ],
                 lambda m: self._operation_factor(m, parsed),
             )
+        none_answers = False
+        if self._reranker is not None and rerank and ranked:
+            ranked, none_answers, why = self._rerank(text, ranked)
+            notice = "; ".join(n for n in (notice, why) if n)
         keep = limit * max(1, self.settings.max_chunks_per_doc) + 10
         stats = self._clause_stats(parsed)
         clause_weights = [c.weight for c in stats]
@@ -444,6 +480,8 @@ class Searcher:
             parsed, stats, scored, self._current().apis.families, bool(matches), firsts
         )
         verdict, signals = decide(parsed, signals, model, bool(matches))
+        if none_answers and verdict.reason in ("strong_match", "semantic_match"):
+            verdict = _model_doubts(verdict, scored[0], signals)
         if verdict.reason in ("definition", "exact_title"):
             scored = lead_first(scored)
         hits = dedupe(scored, limit, self.settings.max_chunks_per_doc)
@@ -491,7 +529,39 @@ class Searcher:
     def _search_part(self, part: str, filters: Filters, limit: int, semantic: bool) -> SearchResult:
         """One part of a multi-intent question, searched the way the whole was."""
         vectors = self._semantic(part, filters, limit) if semantic else _KEYWORD
-        return self._keyword(part, filters, limit, vectors)
+        return self._keyword(part, filters, limit, vectors, rerank=False)
+
+    def _rerank(self, text: str, ranked: Sequence[Ranked]) -> tuple[list[Ranked], bool, str]:
+        """``ranked`` in the order the rerank model gives its first distinct documents
+        (``rerank.py``); whether it said none of them answers; why it was not asked."""
+        reranker = self._reranker
+        assert reranker is not None
+        apis = self._current().apis
+        shown: list[Candidate] = []
+        seen: set[str] = set()
+        for r in ranked:
+            m = r[1]
+            if m.doc_id in seen:
+                continue
+            seen.add(m.doc_id)
+            method, path, _ = apis.endpoint(m.doc_id)
+            shown.append(
+                Candidate(
+                    m.doc_id,
+                    m.doc.title,
+                    ", ".join(x for x in (m.doc.category, m.doc.source) if x),
+                    f"{method} {path}" if path else "",
+                    " ".join(m.text.split())[: reranker.endpoint.chars],
+                )
+            )
+            if len(shown) >= reranker.size:
+                break
+        try:
+            picked = reranker.choose(text, shown)
+        except RerankError as exc:
+            log.warning("reranking failed, the search keeps its own order: %s", exc)
+            return list(ranked), False, f"rerank failed ({exc}); the search's own order"
+        return reorder(ranked, [shown[i].doc_id for i in picked]), not picked, ""
 
     def _named_operations(
         self, parsed: ParsedQuery, filters: Filters, have: Sequence[KeywordMatch], limit: int

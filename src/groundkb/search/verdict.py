@@ -454,4 +454,5 @@ __all__ = [
     "measure",
     "model_from_settings",
     "multi_intent_verdict",
+    "option_of",
 ]
