@@ -206,7 +206,7 @@ class SearchResult:
     multi_intent: bool = False
     mode: str = "keyword"
     took_ms: float = 0.0
-    notice: str = ""  # why the search fell back to keyword-only, if it did
+    notice: str = ""  # why it fell back to keyword-only, or the rerank model failed, if so
     # why it ran by keyword instead of the mode asked for: latency, errors, forced,
     # embedder_failed, index_mismatch, no_embedder ("" when it did not)
     fallback: str = ""

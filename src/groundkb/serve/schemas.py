@@ -183,7 +183,10 @@ class SearchOut(_Out):
         description="Why it ran by keyword instead of the mode asked for: latency, errors, "
         "forced, embedder_failed, index_mismatch or no_embedder.",
     )
-    notice: str = Field(default="", description="Why the search fell back to keyword, if so.")
+    notice: str = Field(
+        default="",
+        description="Why the search fell back to keyword, or the rerank model failed, if so.",
+    )
     took_ms: float = 0.0
     dropped_hits: int = Field(
         default=0, description="Lowest-scored hits left out to stay within max_tokens."
