@@ -52,6 +52,7 @@ from .commands import CommandIndex
 from .evidence import score_evidence
 from .fusion import fuse
 from .hits import dedupe, distinct_titles, hit_of, lead_first, monotone
+from .meaning import Meaning, group_meanings
 from .rerank import Candidate, RerankError, endpoint_from_settings, reorder, reranker_for
 from .rescore import Prepared, Ranked, bm25f, prepare, title_match
 from .special import command_result, multi_intent
@@ -141,6 +142,14 @@ class _Derived:
     commands: CommandIndex
     apis: ApiIndex
     filtered_commands: dict[Filters, CommandIndex] = field(default_factory=dict)
+
+
+def _unscored(r: Ranked, cosines: Mapping[str, float]) -> Scored:
+    """A candidate whose evidence is not needed (yet): its rank, document and cosine."""
+    rank, m, exact, in_title, _ = r
+    return Scored(
+        m, rank, 0.0, (), False, exact, in_title or bool(exact), (), cosine=cosines.get(m.chunk_id)
+    )
 
 
 def _model_doubts(verdict: Verdict, top: Scored, signals: Signals) -> Verdict:
@@ -475,16 +484,35 @@ class Searcher:
         keep = limit * max(1, self.settings.max_chunks_per_doc) + 10
         stats = self._clause_stats(parsed)
         clause_weights = [c.weight for c in stats]
-        scored = [self._score(r, parsed, clause_weights, cosines) for r in ranked[:keep]]
-        signals = measure(
-            parsed, stats, scored, self._current().apis.families, bool(matches), firsts
-        )
+        # Evidence (coverage, matched words, explanation) only for what the verdict and
+        # the hits read: every candidate of the first three meanings, a meaning's lead
+        # that is the question's exact title, and the hits. The rest are grouped into
+        # meanings by their rank and document alone.
+        window = ranked[:keep]
+        families = self._current().apis.families
+        groups = group_meanings(range(len(window)), lambda i: window[i][1], families)
+        need = {i for g in groups[:3] for i in g.items}
+        need.update(g.lead for g in groups if window[g.lead][2])
+        pending: dict[int, Ranked] = {}
+        scored = []
+        for i, r in enumerate(window):
+            if i in need:
+                scored.append(self._score(r, parsed, clause_weights, cosines))
+            else:
+                later = _unscored(r, cosines)
+                pending[id(later)] = r
+                scored.append(later)
+        meanings = [Meaning(scored[g.lead], tuple(scored[i] for i in g.items)) for g in groups]
+        signals = measure(parsed, stats, scored, families, bool(matches), firsts, meanings)
         verdict, signals = decide(parsed, signals, model, bool(matches))
         if none_answers and verdict.reason in ("strong_match", "semantic_match"):
             verdict = _model_doubts(verdict, scored[0], signals)
         if verdict.reason in ("definition", "exact_title"):
             scored = lead_first(scored)
-        hits = dedupe(scored, limit, self.settings.max_chunks_per_doc)
+        hits = [
+            self._score(pending[id(s)], parsed, clause_weights, cosines) if id(s) in pending else s
+            for s in dedupe(scored, limit, self.settings.max_chunks_per_doc)
+        ]
         suggestions: tuple[str, ...] = ()
         if verdict.kind == "clarify":
             suggestions = tuple(dict.fromkeys(o.title for o in verdict.options))

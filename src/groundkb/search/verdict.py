@@ -183,9 +183,11 @@ def measure(
     families: Mapping[str, str],
     keyword_matched: bool,
     firsts: Sequence[str] = (),
+    meanings: Sequence[Meaning[Scored]] | None = None,
 ) -> Signals:
     """The signals of a search (see the module docstring); ``scored`` in rank order;
-    ``firsts``: the document each retriever put first (hybrid search, else empty)."""
+    ``firsts``: the document each retriever put first (hybrid search, else empty);
+    ``meanings``: ``scored`` grouped already (else grouped here)."""
     total = sum(s.weight for s in stats) or 1.0
     values = {
         "known": sum(s.weight for s in stats if s.known or s.typo) / total,
@@ -198,7 +200,8 @@ def measure(
     )
     if not scored:
         return Signals(values, unknown=unknown)
-    meanings = group_meanings(scored, lambda s: s.match, families)
+    if meanings is None:
+        meanings = group_meanings(scored, lambda s: s.match, families)
     top = meanings[0]
     lead = top.lead
     values["cosine"] = max((s.cosine or 0.0) for s in top.items)
