@@ -4,6 +4,9 @@ resources, ranking constants as settings, and hits an agent can cite."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -314,3 +317,29 @@ def test_close_an_issue_finds_the_update_and_which_issues_are_closed_the_list(
     assert first[1.0] == ["/repos/{repo}/issues", "/repos/{repo}/issues"]  # the rule off
     assert first[Settings().api_read_factor] == [
         "/repos/{repo}/issues/{number}", "/repos/{repo}/issues"]  # fmt: skip
+
+
+def test_operations_on_named_resources_come_in_the_same_order_in_every_process() -> None:
+    """Names of equal length are taken in a fixed order, not a set's: with a limit, which
+    operations join the candidates must not depend on the process's hash seed."""
+    program = (
+        "from groundkb.search.apis import ApiIndex\n"
+        "from groundkb.store.base import DocSummary\n"
+        "docs = [DocSummary(f's:DELETE /{r}/{{sid}}', 's', 'api', '', r, '', (), (), '', '',"
+        " '', 'delete') for r in ('services', 'accounts', 'domains', 'records')]\n"
+        "index = ApiIndex.build(docs)\n"
+        "tokens = ('delete', 'service', 'account', 'domain', 'record')\n"
+        "print([d.id for d in index.named_by(tokens, 2)])\n"
+    )
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", program],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(6)
+    }
+    assert len(seen) == 1, seen
+    assert seen.pop().strip() == "['s:DELETE /accounts/{sid}', 's:DELETE /services/{sid}']"

@@ -219,7 +219,7 @@ class ApiIndex:
         nouns = query_nouns(tuple(tokens))
         whole: list[str] = []
         partial: list[str] = []
-        for name in sorted(nouns.names | nouns.derived, key=len, reverse=True):
+        for name in sorted(nouns.names | nouns.derived, key=lambda n: (-len(n), n)):
             if len(name) < 3:
                 continue
             for doc_id, is_whole in self.by_name.get(name, ()):
