@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -144,14 +145,20 @@ def test_a_model_that_fails_leaves_the_search_as_it_was(tmp_path: Path, model_ur
 
 
 def test_a_failed_model_is_left_alone_for_a_while(
-    tmp_path: Path, model_url: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    model_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     FakeModel.reply, FakeModel.status = "1", 503
     kb = open_kb(tmp_path, rerank_url=model_url, rerank_model="down")
-    first = kb.search("how do I create a widget")
-    assert "503" in first.notice and len(FakeModel.seen) == 1
-    second = kb.search("delete a widget")
-    assert "not asked again for 30 s" in second.notice and len(FakeModel.seen) == 1
+    with caplog.at_level(logging.WARNING, logger="groundkb.search.engine"):
+        first = kb.search("how do I create a widget")
+        assert "503" in first.notice and len(FakeModel.seen) == 1
+        second = kb.search("delete a widget")
+        assert "not asked again for 30 s" in second.notice and len(FakeModel.seen) == 1
+    failures = [r for r in caplog.records if "reranking failed" in r.getMessage()]
+    assert len(failures) == 1  # the failure is logged once, not on every search after it
     monkeypatch.setattr(rerank, "RETRY_AFTER_S", 0.0)
     FakeModel.status = 200
     third = kb.search("delete a widget")

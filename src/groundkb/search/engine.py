@@ -587,7 +587,8 @@ class Searcher:
         try:
             picked = reranker.choose(text, shown)
         except RerankError as exc:
-            log.warning("reranking failed, the search keeps its own order: %s", exc)
+            if not exc.resting:
+                log.warning("reranking failed, the search keeps its own order: %s", exc)
             return list(ranked), False, f"rerank failed ({exc}); the search's own order"
         return reorder(ranked, [shown[i].doc_id for i in picked]), not picked, ""
 

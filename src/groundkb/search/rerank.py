@@ -76,7 +76,12 @@ class Candidate:
 
 
 class RerankError(Exception):
-    """The model could not be asked, or its reply named nothing usable."""
+    """The model could not be asked, or its reply named nothing usable; ``resting``:
+    it was not asked, a recent failure is still fresh (nothing new to log)."""
+
+    def __init__(self, message: str, resting: bool = False) -> None:
+        super().__init__(message)
+        self.resting = resting
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +209,9 @@ class Reranker:
                 self._cache.move_to_end(key)
                 return list(cached)
             if self._failed_at and time.monotonic() - self._failed_at < RETRY_AFTER_S:
-                raise RerankError(f"{self._failure}; not asked again for {RETRY_AFTER_S:.0f} s")
+                raise RerankError(
+                    f"{self._failure}; not asked again for {RETRY_AFTER_S:.0f} s", resting=True
+                )
         ep = self.endpoint
         api_key = os.environ.get(ep.key_env, "") if ep.key_env else ""
         add_secret(api_key)
