@@ -33,7 +33,6 @@ HTTP client per endpoint in a process.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import threading
@@ -49,8 +48,6 @@ from .rescore import Ranked
 
 if TYPE_CHECKING:
     from ..settings import Settings
-
-log = logging.getLogger(__name__)
 
 SYSTEM = (
     "You judge search results for a question about a product's documentation or API."
@@ -95,7 +92,7 @@ class RerankEndpoint:
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
-            raise ConfigError(f"rerank_url must be an http(s) URL, got {self.url!r}")
+            raise ConfigError("rerank_url must be an http(s) URL")
         if not self.model.strip():
             raise ConfigError("rerank_url is set but rerank_model is empty: name the model")
         if not 2 <= self.candidates <= 50:
