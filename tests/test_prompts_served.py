@@ -217,6 +217,37 @@ def test_a_source_and_type_every_hit_shares_are_said_once() -> None:
     assert "every_hit" not in compact_search({"hits": [hit("a", "d"), hit("b", "d")]}, True)
 
 
+def test_what_a_hit_or_option_says_elsewhere_is_left_out() -> None:
+    page = {"doc_id": "guide", "title": "Guide", "type": "page", "source": "docs",
+            "header_path": "Guide > Install > Linux", "summary": "How to set it up.",
+            "snippet": "words", "score": 0.9}  # fmt: skip
+    later = {**page, "chunk_id": "guide#3", "header_path": "Guide > Upgrade", "score": 0.5}
+    op = {"doc_id": "api:POST /v1/keys", "title": "Create a key", "type": "api",
+          "source": "api", "method": "POST", "path": "/v1/keys", "snippet": "POST /v1/keys",
+          "summary": "POST /v1/keys — Create a key.", "score": 0.4}  # fmt: skip
+    told = {**op, "doc_id": "api:DELETE /v1/keys/{id}", "method": "DELETE",
+            "path": "/v1/keys/{id}", "title": "Delete a key",
+            "summary": "DELETE /v1/keys/{id} — Revokes the key at once."}  # fmt: skip
+    options = [
+        {"doc_id": "guide", "title": "Guide", "category": "docs", "label": "Guide (docs)"},
+        {"doc_id": "x", "title": "X", "command": "kb x", "label": "`kb x`"},
+        {"doc_id": "y", "title": "Y", "category": "c", "label": "Y, as in why (c)"},
+    ]
+    verdict = {"kind": "clarify", "options": options}
+    lean = compact_search({"query": "q", "hits": [page, later, op, told], "verdict": verdict})
+    first, second, created, deleted = lean["hits"]
+    assert first["header_path"] == "Install > Linux"  # the title is said beside it
+    assert second["header_path"] == "Upgrade" and "title" not in second
+    assert first["summary"] == "How to set it up." and "summary" not in second
+    assert "summary" not in created  # only its method, path and title
+    assert deleted["summary"] == "DELETE /v1/keys/{id} — Revokes the key at once."
+    labels = [o.get("label") for o in lean["verdict"]["options"]]
+    assert labels == [None, None, "Y, as in why (c)"]  # kept only where it says more
+    full = compact_search({"query": "q", "hits": [page, op]}, explain=True)
+    assert full["hits"][0]["header_path"] == "Guide > Install > Linux"
+    assert full["hits"][1]["summary"] == "POST /v1/keys — Create a key."
+
+
 def test_fits_agrees_with_the_token_count_whether_or_not_it_counts() -> None:
     for text in ("short", "Unicode — 漢字 🙂 " * 40, "word " * 5000):
         data = {"content": text}

@@ -64,7 +64,7 @@ EXPLAIN_FIELDS = ("explanation", "ranks", "retriever", "content_hash", "matched_
 _EMPTY_OMITTED = ("category", "command", "summary", "method", "path", "resource")
 #: A document's own fields, which a later hit of the same document leaves out when they
 #: are what the document's first hit says.
-_DOCUMENT_FIELDS = ("title", "type", "source", "category", "citation")
+_DOCUMENT_FIELDS = ("title", "type", "source", "category", "citation", "summary")
 #: Document fields that, when every hit has the same, the result says once
 #: (``every_hit``) instead of in each hit.
 _SHARED_FIELDS = ("source", "type")
@@ -86,12 +86,15 @@ def compact_search(
     ranking's explanation, matched terms, per-retriever ranks, retriever, content hash
     and query terms; the query when it is ``asked``, what the caller sent (a query cut
     to its searched length or with a credential left out stays, to show what ran);
-    empty optional fields and result fields at their default; a header path that is just
-    the title; a resource URI that is just ``kb://docs/`` and the id; a chunk id that is
-    the id and ``#0``; in a later hit of a document, its title, type, source, category
-    and citation where the document's first hit says the same; a source or type that
-    every hit has, said once as ``every_hit``; option labels that are just the title;
-    and suggestions that are just the titles of the verdict's options."""
+    empty optional fields and result fields at their default; an API operation's summary
+    that is just its method, path and title; a header path that is just
+    the title, and the title at the head of a header path (the hit or its document's
+    first hit names it); a resource URI that is just ``kb://docs/`` and the id; a chunk id that is
+    the id and ``#0``; in a later hit of a document, its title, type, source, category,
+    citation and summary where the document's first hit says the same; a source or type
+    that every hit has, said once as ``every_hit``; option labels that say no more than
+    the option's title (or command), source and category; and suggestions that are just
+    the titles of the verdict's options."""
     hits = []
     first: dict[Any, Mapping[str, Any]] = {}  # doc id -> its first hit
     for hit in data.get("hits", ()):
@@ -99,8 +102,14 @@ def compact_search(
         for key in _EMPTY_OMITTED:
             if h.get(key) == "":
                 del h[key]
-        if h.get("header_path") in ("", h.get("title")):
+        if not explain and _says_nothing(str(h.get("summary", "")), hit):
+            h.pop("summary", None)
+        path = str(h.get("header_path", ""))
+        title = str(hit.get("title", ""))
+        if path in ("", title):
             h.pop("header_path", None)
+        elif not explain and title and path.startswith(title + " > "):
+            h["header_path"] = path[len(title) + 3 :]  # the title is said beside it
         uri = str(h.get("resource_uri", ""))
         if not explain and (not uri or uri.endswith("/" + str(h.get("doc_id")))):
             h.pop("resource_uri", None)  # kb://docs/ and the id as it is: nothing encoded
@@ -131,11 +140,7 @@ def compact_search(
         v = {k: x for k, x in verdict.items() if not (k == "options" and not x)}
         if verdict.get("options"):
             v["options"] = [
-                {
-                    k: x
-                    for k, x in o.items()
-                    if x != "" and not (k == "label" and x == o.get("title"))
-                }
+                {k: x for k, x in o.items() if x != "" and not (k == "label" and x == _label(o))}
                 for o in verdict["options"]
             ]
         out["verdict"] = v
@@ -143,6 +148,24 @@ def compact_search(
         if not explain and titles and out.get("suggestions") == titles:
             del out["suggestions"]  # a clarification's options, already named in the verdict
     return out
+
+
+def _says_nothing(summary: str, hit: Mapping[str, Any]) -> bool:
+    """Whether an API operation's summary is only its method and path, or those and its
+    title, which the hit carries as fields of their own."""
+    endpoint = f"{hit.get('method', '')} {hit.get('path', '')}"
+    if not summary or not hit.get("method") or not summary.startswith(endpoint):
+        return False
+    rest = summary[len(endpoint) :].strip().removeprefix("—").strip().rstrip(".")
+    return rest in ("", str(hit.get("title", "")).rstrip("."))
+
+
+def _label(option: Mapping[str, Any]) -> str:
+    """The label an option's own fields make (``Option.label``): a label that says no
+    more is left out."""
+    name = f"`{option['command']}`" if option.get("command") else str(option.get("title", ""))
+    where = ", ".join(str(x) for x in (option.get("source"), option.get("category")) if x)
+    return f"{name} ({where})" if where else name
 
 
 def _shared(hits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
