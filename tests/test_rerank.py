@@ -222,3 +222,26 @@ def test_replies_are_read_for_numbers_best_first() -> None:
     assert parse_reply("0", 5) == [] and parse_reply("None of them.", 5) == []
     with pytest.raises(Exception, match="names no result"):
         parse_reply("the first one", 5)
+
+
+@pytest.mark.anyio
+async def test_an_mcp_client_sees_the_models_order_and_why_it_was_not_used(
+    tmp_path: Path, model_url: str
+) -> None:
+    from mcp import Client
+
+    from groundkb.serve.mcp import build_server
+
+    from .mcp_result import payload
+
+    question = "how do I create a widget"
+    plain = distinct([h.doc_id for h in open_kb(tmp_path).search(question).hits])
+    FakeModel.reply = "2"
+    kb = open_kb(tmp_path, rerank_url=model_url, rerank_model="mcp")
+    async with Client(build_server(kb)) as client:
+        data = payload(await client.call_tool("search_knowledge", {"query": question}))
+        assert data is not None and "notice" not in data
+        assert data["hits"][0]["doc_id"] == plain[1]
+        FakeModel.status = 502
+        other = payload(await client.call_tool("search_knowledge", {"query": "delete a widget"}))
+        assert other is not None and "rerank failed" in other["notice"]
