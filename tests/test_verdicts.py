@@ -13,8 +13,10 @@ from click.testing import CliRunner
 from groundkb import KnowledgeBase, Settings
 from groundkb.errors import ConfigError
 from groundkb.evaluate_verdicts import evaluate_verdicts, read_questions
+from groundkb.search.meaning import group_meanings
 from groundkb.search.verdict import Logistic, model_from_settings
 from groundkb.serve.cli import cli
+from groundkb.store.base import DocSummary, KeywordMatch
 
 from .conftest import EXAMPLES
 from .mcp_result import payload
@@ -232,3 +234,22 @@ async def test_mcp_results_carry_options_and_lookups_that_find_nothing_say_so(
         assert not miss.is_error and found is not None
         assert found["found"] is False and found["endpoints"] == []
         assert any(s.endswith("/pets/{petId}") for s in found["suggestions"])
+
+
+def test_a_page_that_shows_a_command_in_another_section_is_one_meaning_with_it() -> None:
+    def chunk(doc: str, idx: int, text: str, command: str = "") -> KeywordMatch:
+        kind = "command" if command else "page"
+        summary = DocSummary(doc, "s", kind, "", doc.title(), "", (), (), command, "")
+        return KeywordMatch(f"{doc}#{idx}", doc, idx, 1.0, {}, text, "", "", summary, "")
+
+    burndown = chunk("reports", 1, "A burndown chart shows the work left in a sprint.")
+    export = chunk("reports", 2, "Export one: `orbit reports export burndown --project WEB`")
+    command = chunk("cmd-export", 0, "orbit reports export TYPE", "orbit reports export")
+    # the page leads: its section on exporting shows the command, so the page answers
+    page_first = group_meanings([burndown, command, export], lambda m: m, {})
+    assert [[m.doc_id for m in g.items] for g in page_first] == [
+        ["reports", "cmd-export", "reports"]]  # fmt: skip
+    # the command leads: the burndown section does not show it, so it is another meaning
+    command_first = group_meanings([command, burndown, export], lambda m: m, {})
+    assert [[m.doc_id for m in g.items] for g in command_first] == [
+        ["cmd-export", "reports"], ["reports"]]  # fmt: skip

@@ -33,8 +33,21 @@ def mentions(text: str, command: str) -> bool:
     return f" {' '.join(command.lower().split())} " in flat
 
 
-def same_meaning(a: KeywordMatch, b: KeywordMatch, families: Mapping[str, str]) -> bool:
-    """Whether two hits answer with the same thing (see the module docstring)."""
+def same_meaning(
+    a: KeywordMatch,
+    b: KeywordMatch,
+    families: Mapping[str, str],
+    shown: Mapping[str, Sequence[str]] | None = None,
+) -> bool:
+    """Whether two hits answer with the same thing (see the module docstring); ``a`` is
+    the leading hit of a meaning, ``b`` a later one.
+
+    ``shown``: per document, the text of each of its chunks among the hits. A page that
+    leads takes in a command that any of its chunks shows, not only the one that ranked
+    first (the Reports page leads with its section on burndown charts, and its section
+    on exporting shows ``orbit reports export``): the page answers, command included. A
+    command that leads takes in a page's chunk only when that chunk shows it: the
+    command's entry does not answer for the rest of the page."""
     if a.doc_id == b.doc_id:
         return True
     fa = families.get(a.doc_id)
@@ -46,7 +59,8 @@ def same_meaning(a: KeywordMatch, b: KeywordMatch, families: Mapping[str, str]) 
     if da.type == "command" and db.type != "command":
         return mentions(b.text, da.command)
     if db.type == "command" and da.type != "command":
-        return mentions(a.text, db.command)
+        page = (shown or {}).get(a.doc_id) or (a.text,)
+        return any(mentions(t, db.command) for t in page)
     return False
 
 
@@ -67,10 +81,14 @@ def group_meanings(
     """Group ``items`` (in rank order) into meanings, at most ``limit`` of them."""
     leads: list[T] = []
     members: list[list[T]] = []
+    shown: dict[str, list[str]] = {}
+    for item in items:
+        m = match(item)
+        shown.setdefault(m.doc_id, []).append(m.text)
     for item in items:
         m = match(item)
         for i, lead in enumerate(leads):
-            if same_meaning(match(lead), m, families):
+            if same_meaning(match(lead), m, families, shown):
                 members[i].append(item)
                 break
         else:
