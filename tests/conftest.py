@@ -1,13 +1,17 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from groundkb import KnowledgeBase, Settings
 from groundkb.testing.postgres import LocalPostgres
+
+from .fake_model import FakeModel
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # Shells started by tests (CLI, stdio server) search by keyword unless a test says otherwise.
@@ -113,3 +117,15 @@ def postgres() -> Iterator[Postgres]:
 def pg_url(postgres: Postgres) -> str:
     """A fresh, migrated schema."""
     return postgres.schema_url()
+
+
+@pytest.fixture
+def model_url() -> Iterator[str]:
+    """The base URL of a fresh loopback chat endpoint (``fake_model.FakeModel``)."""
+    FakeModel.reset()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeModel)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()

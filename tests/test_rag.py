@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -21,6 +18,7 @@ from groundkb.serve.mcp import build_server
 from groundkb.settings import load_settings
 
 from .access_corpus import build
+from .fake_model import FakeModel
 from .mcp_result import payload
 
 pytestmark = pytest.mark.anyio
@@ -161,39 +159,6 @@ async def test_extractive_answers_cite_only_the_passages_found(root: Path) -> No
             kb, "rag_get_synthesized_results", query="zanzibar merger", sources=["handbook"]
         )
     assert none["results"]["citations"] == [] and "nothing" in none["results"]["answer"]
-
-
-class FakeModel(BaseHTTPRequestHandler):
-    """An OpenAI-compatible chat endpoint: answers with a fixed text, records requests."""
-
-    reply: ClassVar[str] = ""
-    seen: ClassVar[list[dict[str, Any]]] = []
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        FakeModel.seen.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                               "body": body})  # fmt: skip
-        usage = {"prompt_tokens": 50, "completion_tokens": 9}
-        reply = {"choices": [{"message": {"content": FakeModel.reply}}], "usage": usage}
-        out = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def model_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeModel)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
 
 
 async def test_a_model_answer_keeps_only_citations_of_retrieved_passages(

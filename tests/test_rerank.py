@@ -3,14 +3,10 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -20,40 +16,7 @@ from groundkb.search import rerank
 from groundkb.search.rerank import parse_reply
 
 from .conftest import EXAMPLES, FIXTURES
-
-
-class FakeModel(BaseHTTPRequestHandler):
-    """An OpenAI-compatible chat endpoint: replies with a fixed text, records requests."""
-
-    reply: ClassVar[str] = ""
-    status: ClassVar[int] = 200
-    seen: ClassVar[list[dict[str, Any]]] = []
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        FakeModel.seen.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                               "body": body})  # fmt: skip
-        out = json.dumps({"choices": [{"message": {"content": FakeModel.reply}}]}).encode()
-        self.send_response(FakeModel.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def model_url() -> Iterator[str]:
-    FakeModel.seen.clear()
-    FakeModel.reply, FakeModel.status = "", 200
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeModel)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+from .fake_model import FakeModel
 
 
 def open_kb(tmp_path: Path, **settings: Any) -> KnowledgeBase:

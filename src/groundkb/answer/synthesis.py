@@ -12,14 +12,13 @@ call, falls back to the extractive one (``limits`` says so).
 from __future__ import annotations
 
 import logging
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..analyze.text import stem, tokenize
-from ..errors import ConfigError
-from ..ops.querylog import add_secret, error_text
+from ..chatmodel import ModelEndpoint, chat, reply_text
+from ..ops.querylog import error_text
 
 log = logging.getLogger(__name__)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+\.)\s)")
@@ -114,14 +113,6 @@ def extractive(
     return Synthesis(answer, cited, truncated, "max_chars" if truncated else "")
 
 
-@dataclass(frozen=True, slots=True)
-class ModelEndpoint:
-    url: str
-    model: str
-    key_env: str = "OPENAI_API_KEY"
-    timeout_s: float = 60.0
-
-
 def with_model(
     question: str,
     passages: Sequence[Passage],
@@ -131,12 +122,7 @@ def with_model(
     stop_words: frozenset[str] = frozenset(),
 ) -> Synthesis:
     """An answer written by the model from the numbered passages (module doc)."""
-    import httpx2
-
-    if not endpoint.url.startswith(("http://", "https://")):
-        raise ConfigError("synthesis_url must be an http(s) URL")
-    key = os.environ.get(endpoint.key_env, "") if endpoint.key_env else ""
-    add_secret(key)
+    endpoint.check("synthesis_url")
     numbered = "\n\n".join(
         f"[{i}] {p.title}\n{p.text}" if p.title else f"[{i}] {p.text}"
         for i, p in enumerate(passages, 1)
@@ -144,24 +130,10 @@ def with_model(
     user = f"Passages:\n\n{numbered}\n\nQuestion: {question}\n\nAt most {max_chars} characters."
     if style:
         user += f" Style: {style}."
-    body = {
-        "model": endpoint.model,
-        "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
-        "temperature": 0,
-    }
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
     fallback = extractive(question, passages, max_chars, stop_words)
     try:
-        r = httpx2.post(
-            endpoint.url.rstrip("/") + "/chat/completions",
-            json=body,
-            headers=headers,
-            timeout=endpoint.timeout_s,
-            follow_redirects=False,
-        )
-        r.raise_for_status()
-        data = r.json()
-        text = str(data["choices"][0]["message"]["content"]).strip()
+        data = chat(endpoint, SYSTEM, user)
+        text = reply_text(data).strip()
         usage = {k: int(v) for k, v in (data.get("usage") or {}).items() if isinstance(v, int)}
     except Exception as exc:  # any failure of the model: the extractive answer instead
         why = error_text(exc)

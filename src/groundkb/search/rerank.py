@@ -33,7 +33,6 @@ HTTP client per endpoint in a process.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
@@ -42,8 +41,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..chatmodel import ModelEndpoint, chat, reply_text
 from ..errors import ConfigError
-from ..ops.querylog import add_secret, error_text
+from ..ops.querylog import error_text
 from .rescore import Ranked
 
 if TYPE_CHECKING:
@@ -83,21 +83,19 @@ class RerankError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class RerankEndpoint:
-    url: str
-    model: str
-    key_env: str = "OPENAI_API_KEY"
+    """The model to ask, how many documents to show it and how much of each."""
+
+    model: ModelEndpoint
     candidates: int = 10
-    timeout_s: float = 10.0
     chars: int = 300
 
     def __post_init__(self) -> None:
-        if not self.url.startswith(("http://", "https://")):
-            raise ConfigError("rerank_url must be an http(s) URL")
-        if not self.model.strip():
+        self.model.check("rerank_url")
+        if not self.model.model.strip():
             raise ConfigError("rerank_url is set but rerank_model is empty: name the model")
         if not 2 <= self.candidates <= 50:
             raise ConfigError("rerank_candidates must be between 2 and 50")
-        if not self.timeout_s > 0:
+        if not self.model.timeout_s > 0:
             raise ConfigError("rerank_timeout_s must be more than 0")
         if not 40 <= self.chars <= 4000:
             raise ConfigError("rerank_chars must be between 40 and 4000")
@@ -108,14 +106,10 @@ def endpoint_from_settings(settings: Settings) -> RerankEndpoint | None:
     url = settings.rerank_url.strip()
     if not url:
         return None
-    return RerankEndpoint(
-        url,
-        settings.rerank_model.strip(),
-        settings.rerank_key_env,
-        settings.rerank_candidates,
-        settings.rerank_timeout_s,
-        settings.rerank_chars,
+    model = ModelEndpoint(
+        url, settings.rerank_model.strip(), settings.rerank_key_env, settings.rerank_timeout_s
     )
+    return RerankEndpoint(model, settings.rerank_candidates, settings.rerank_chars)
 
 
 def prompt(question: str, candidates: Sequence[Candidate]) -> str:
@@ -185,9 +179,7 @@ class Reranker:
             if self._client is None:
                 import httpx2
 
-                self._client = httpx2.Client(
-                    timeout=self.endpoint.timeout_s, follow_redirects=False
-                )
+                self._client = httpx2.Client(follow_redirects=False)
             return self._client
 
     def close(self) -> None:
@@ -209,25 +201,9 @@ class Reranker:
                 raise RerankError(
                     f"{self._failure}; not asked again for {RETRY_AFTER_S:.0f} s", resting=True
                 )
-        ep = self.endpoint
-        api_key = os.environ.get(ep.key_env, "") if ep.key_env else ""
-        add_secret(api_key)
-        body = {
-            "model": ep.model,
-            "messages": [
-                {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": prompt(question, candidates)},
-            ],
-            "temperature": 0,
-        }
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         try:
-            r = self._http().post(
-                ep.url.rstrip("/") + "/chat/completions", json=body, headers=headers
-            )
-            r.raise_for_status()
-            reply = str(r.json()["choices"][0]["message"]["content"])
-            picked = parse_reply(reply, len(candidates))
+            data = chat(self.endpoint.model, SYSTEM, prompt(question, candidates), self._http())
+            picked = parse_reply(reply_text(data), len(candidates))
         except Exception as exc:  # any failure of the call is the model's, not the search's
             why = str(exc) if isinstance(exc, RerankError) else error_text(exc)
             with self._lock:

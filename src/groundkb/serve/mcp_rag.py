@@ -35,8 +35,9 @@ from .. import __version__, bounds
 from ..access import audit
 from ..access.principal import Principal
 from ..access.sources import access_rules, capability_valid, may_see
-from ..answer.synthesis import ModelEndpoint, Passage, extractive, passages_from, with_model
+from ..answer.synthesis import Passage, extractive, passages_from, with_model
 from ..answer.tooloutput import compact_json
+from ..chatmodel import ModelEndpoint
 from ..errors import GroundKBError, StoreError
 from ..ops.querylog import redact_credentials
 from .schemas import resource_uri
