@@ -253,3 +253,31 @@ def test_a_page_that_shows_a_command_in_another_section_is_one_meaning_with_it()
     command_first = group_meanings([command, burndown, export], lambda m: m, {})
     assert [[m.doc_id for m in g.items] for g in command_first] == [
         ["cmd-export", "reports"], ["reports"]]  # fmt: skip
+
+
+def test_a_command_a_leading_page_shows_further_down_does_not_compete_with_it(
+    tmp_path: Path,
+) -> None:
+    docs, cli = tmp_path / "docs", tmp_path / "cli"
+    docs.mkdir()
+    cli.mkdir()
+    (docs / "reports.md").write_text(
+        "# Reports\n\nReports show how a project is going.\n\n## Burndown chart\n\n"
+        "The burndown chart shows the work left in a sprint, day by day.\n\n"
+        "## Exporting a report\n\nExport any report as CSV:\n\n"
+        "```\nkb reports export burndown --project WEB --format csv\n```\n"
+    )
+    (cli / "commands.yaml").write_text(
+        "entries:\n  - id: cmd-reports-export\n    type: command\n"
+        "    title: Export a report\n    category: cli\n    command: kb reports export\n"
+        "    content: |\n      Export a report, such as the burndown chart, as CSV.\n\n"
+        "      Example: export the burndown chart of WEB\n\n"
+        "      ```\n      kb reports export burndown --project WEB\n      ```\n"
+    )
+    kb = KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none"))
+    assert kb.ingest(docs, source="docs").ok and kb.ingest(cli, source="cli").ok
+    r = kb.search("burndown chart")
+    assert [h.doc_id for h in r.hits[:2]] == ["reports", "cmd-reports-export"]
+    # the page's export section shows the command: one meaning, nothing to tell apart
+    assert r.signals["lead"] == 1.0
+    assert (r.verdict.kind, r.verdict.reason) == ("answer", "strong_match")
