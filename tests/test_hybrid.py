@@ -735,3 +735,65 @@ def test_the_other_forms_of_a_verb_count_in_keyword_search_only(open_kb: OpenKB)
     hybrid = open_kb().search("typing notes")
     assert hybrid.mode == "hybrid"
     assert not any("(inflection)" in e for h in hybrid.hits for e in h.explanation)
+
+
+class _Neighbours(list[tuple[str, float]]):
+    """Vector results that can score any chunk and any document (fusion's view)."""
+
+    def __init__(self, hits: list[tuple[str, float]], chunks: dict[str, float]) -> None:
+        super().__init__(hits)
+        self.chunks = chunks
+
+    def cosine(self, chunk_ids: list[str]) -> dict[str, float]:
+        return {c: self.chunks[c] for c in chunk_ids if c in self.chunks}
+
+    def document_cosine(self, doc_ids: list[str]) -> dict[str, float]:
+        best: dict[str, float] = {}
+        for c, v in self.chunks.items():
+            d = c.rpartition("#")[0]
+            if d in doc_ids:
+                best[d] = max(best.get(d, -1.0), v)
+        return best
+
+
+def _match(doc_id: str, index: int, kind: str) -> Any:
+    from groundkb.store.base import DocSummary, KeywordMatch
+
+    type_ = "api" if kind else "page"
+    doc = DocSummary(doc_id, "s", type_, "", doc_id, "", (), (), "", "", operation_kind=kind)
+    return KeywordMatch(f"{doc_id}#{index}", doc_id, index, 1.0, {}, "", "", "", doc, "")
+
+
+def test_every_chunk_of_an_operation_counts_with_its_best_cosine() -> None:
+    """An operation's parameters chunk matches the words, its summary chunk the meaning:
+    fused, the parameters chunk carries the summary's cosine and outranks a near miss
+    that only the vector side liked. A page's sections stay apart."""
+    from groundkb.search.fusion import fuse
+
+    ranked = [
+        (2.0, _match("create", 2, "create"), "", False, 2.0),  # the words, in its details
+        (1.9, _match("guide", 3, ""), "", False, 1.9),
+        (0.5, _match("subtask", 0, "create"), "", False, 0.5),
+    ]
+    chunks = {
+        "create#0": 0.80,  # the summary: the meaning
+        "create#2": 0.10,
+        "guide#0": 0.90,
+        "guide#3": 0.10,
+        "subtask#0": 0.60,
+    }
+    semantic = _Neighbours([("guide#0", 0.90), ("create#0", 0.80), ("subtask#0", 0.60)], chunks)
+    settings = Settings(fusion="weighted", keyword_weight=0.3)
+    missing = {"guide#0": _match("guide", 0, ""), "create#0": _match("create", 0, "create")}
+    out, cosines, _ = fuse(
+        ranked,
+        semantic,
+        "hybrid",
+        settings,
+        lambda ids, _kw: [(0.0, missing[c], "", False, 0.0) for c in ids],
+        lambda m: 1.0,
+    )
+    assert cosines["create#2"] == pytest.approx(0.80)
+    assert cosines["guide#3"] == pytest.approx(0.10)  # a page's section keeps its own
+    assert out[0][1].chunk_id == "create#2"
+    assert out[0][0] == pytest.approx(0.3 * 1.0 + 0.7 * (0.80 - 0.10) / 0.80)

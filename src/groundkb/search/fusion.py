@@ -2,10 +2,11 @@
 
 ``rrf``: Σ 1 / (rrf_k + rank) over the lists a candidate is in. ``weighted``:
 keyword_weight × BM25 + (1 − keyword_weight) × cosine, each min-max normalized over all
-candidates (every candidate gets both scores). Vector mode orders by cosine alone. In
-hybrid mode an API operation's fused score is multiplied by its fit to the query
-(``apis.operation_factor``), which the cosine knows nothing of, and a candidate whose
-title or alias is exactly the query comes first.
+candidates (every candidate gets both scores; each chunk of an API operation the best
+cosine of any of its chunks). Vector mode orders by cosine alone. In hybrid mode an API
+operation's fused score is multiplied by its fit to the query (``apis.operation_factor``),
+which the cosine knows nothing of, and a candidate whose title or alias is exactly the
+query comes first.
 """
 
 from __future__ import annotations
@@ -48,8 +49,19 @@ def fuse(
     elif settings.fusion == "weighted":
         if hasattr(semantic, "cosine"):
             cosines.update(semantic.cosine([c for c in by_id if c not in cosines]))
+        own = {cid: cosines.get(cid, 0.0) for cid in by_id}
+        if hasattr(semantic, "document_cosine"):
+            # An API operation is one meaning however many chunks it has: each of its
+            # chunks counts with the operation's best cosine, so that the chunk that
+            # matches the words (its parameters, say) and the one that matches the
+            # meaning (its summary) add up. The scale stays the chunks' own.
+            ops = sorted({r[1].doc_id for r in by_id.values() if r[1].doc.operation_kind})
+            best = semantic.document_cosine(ops)
+            for cid, r in by_id.items():
+                if r[1].doc_id in best:
+                    cosines[cid] = max(own[cid], best[r[1].doc_id])
         kw = min_max({cid: r[0] for cid, r in by_id.items()})
-        vec = min_max({cid: cosines.get(cid, 0.0) for cid in by_id})
+        vec = min_max(own, {cid: cosines.get(cid, 0.0) for cid in by_id})
         w = settings.keyword_weight
         fused = {cid: w * kw[cid] + (1 - w) * vec[cid] for cid in by_id}
     else:
@@ -74,12 +86,17 @@ def fuse(
     return out, cosines, ranks
 
 
-def min_max(scores: dict[str, float]) -> dict[str, float]:
+def min_max(scores: dict[str, float], values: dict[str, float] | None = None) -> dict[str, float]:
+    """``values`` (default: ``scores``) scaled so that the lowest of ``scores`` is 0 and
+    the highest 1 (capped at 1)."""
     if not scores:
         return {}
     lo, hi = min(scores.values()), max(scores.values())
     span = hi - lo
-    return {k: (v - lo) / span if span > 0 else 1.0 for k, v in scores.items()}
+    return {
+        k: min((v - lo) / span, 1.0) if span > 0 else 1.0
+        for k, v in (scores if values is None else values).items()
+    }
 
 
 __all__ = ["fuse", "min_max"]

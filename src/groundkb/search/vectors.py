@@ -29,3 +29,7 @@ class Neighbours(list[tuple[str, float]]):
 
     def cosine(self, chunk_ids: Sequence[str]) -> dict[str, float]:
         return self.store.similarities(self.vector, chunk_ids) if chunk_ids else {}
+
+    def document_cosine(self, doc_ids: Sequence[str]) -> dict[str, float]:
+        """Per document, the best cosine among its chunks."""
+        return self.store.document_similarities(self.vector, doc_ids) if doc_ids else {}

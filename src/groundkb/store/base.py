@@ -343,6 +343,13 @@ class Store(Protocol):
         version of the vectors as :meth:`nearest`."""
         ...
 
+    def document_similarities(self, vector: bytes, doc_ids: Sequence[str]) -> dict[str, float]:
+        """Per document, the best exact inner product of ``vector`` with any of its chunks
+        that has a current vector (an API operation is one meaning however many chunks
+        it has); documents without one are left out. As of the same version of the
+        vectors as :meth:`nearest`."""
+        ...
+
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, bytes]:
         """The current vectors (float32 bytes) of the given chunks that have one."""
         ...

@@ -7,6 +7,7 @@ At 100k chunks × 384 dimensions that is ~150 MB of float32 and a few millisecon
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -77,6 +78,26 @@ class VectorMatrix:
             return {}
         sims = _dot(self.matrix[[i for _, i in found]], self.query(vector))
         return {c: float(x) for (c, _), x in zip(found, sims, strict=True)}
+
+    @functools.cached_property
+    def documents(self) -> dict[str, list[int]]:
+        """Each document's rows (built on first use: only API searches ask)."""
+        rows: dict[str, list[int]] = {}
+        for i, chunk_id in enumerate(self.ids):
+            rows.setdefault(chunk_id.rpartition("#")[0], []).append(i)
+        return rows
+
+    def document_similarities(self, vector: bytes, doc_ids: Sequence[str]) -> dict[str, float]:
+        found = [(d, self.documents[d]) for d in dict.fromkeys(doc_ids) if d in self.documents]
+        if not found:
+            return {}
+        sims = _dot(self.matrix[[i for _, rows in found for i in rows]], self.query(vector))
+        out: dict[str, float] = {}
+        start = 0
+        for d, rows in found:
+            out[d] = float(sims[start : start + len(rows)].max())
+            start += len(rows)
+        return out
 
     def nearest(self, vector: bytes, filters: Filters, k: int) -> list[tuple[str, float]]:
         if not self.ids or k <= 0:

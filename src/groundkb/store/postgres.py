@@ -498,6 +498,14 @@ class PostgresStore:
         )
         return {f"{d}#{i}": float(s) for d, i, s in rows}
 
+    def document_similarities(self, vector: bytes, doc_ids: Sequence[str]) -> dict[str, float]:
+        rows = self._read(
+            "SELECT c.doc_id, max(-(c.embedding <#> %s)) FROM chunks c"
+            " WHERE c.doc_id = ANY(%s::text[]) AND c.embedding IS NOT NULL GROUP BY c.doc_id",
+            (np.frombuffer(vector, dtype=np.float32), list(dict.fromkeys(doc_ids))),
+        )
+        return {d: float(s) for d, s in rows}
+
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, bytes]:
         docs, idxs = chunk_keys(chunk_ids)
         rows = self._read(

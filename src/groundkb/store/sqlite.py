@@ -541,5 +541,8 @@ class SQLiteStore:
     def similarities(self, vector: bytes, chunk_ids: Sequence[str]) -> dict[str, float]:
         return self._vectors().similarities(vector, chunk_ids)
 
+    def document_similarities(self, vector: bytes, doc_ids: Sequence[str]) -> dict[str, float]:
+        return self._vectors().document_similarities(vector, doc_ids)
+
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, bytes]:
         return sqlite_vectors.get_vectors(self._query, chunk_ids)

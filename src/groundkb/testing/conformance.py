@@ -449,6 +449,19 @@ class StoreConformance:
         sims = store.similarities(unit(0, 0, 1), ["a#2", "a#0", "zz#0"])
         assert sims.keys() == {"a#2", "a#0"} and sims["a#2"] == pytest.approx(1.0, abs=1e-5)
 
+    def test_document_similarities_are_the_best_chunk(self, store: Store) -> None:
+        store.write(*make_doc("a", "one\n\ntwo\n\nthree"))
+        store.write(*make_doc("b", "four"))
+        store.write(*make_doc("c", "five"))
+        store.set_embedder("test", 3)
+        store.put_vectors([("a#0", unit(1, 0, 0)), ("a#1", unit(0, 1, 0)), ("b#0", unit(1, 1, 0))])
+        sims = store.document_similarities(unit(0, 1, 0), ["a", "b", "c", "zz", "a"])
+        # "c" has no vector yet and "zz" does not exist: both left out
+        assert sims.keys() == {"a", "b"}
+        assert sims["a"] == pytest.approx(1.0, abs=1e-5)
+        assert sims["b"] == pytest.approx(0.70711, abs=1e-4)
+        assert store.document_similarities(unit(0, 1, 0), []) == {}
+
     def test_vectors_stay_with_unchanged_chunks_only(self, store: Store) -> None:
         store.write(*make_doc("a", "one\n\ntwo"))
         store.set_embedder("test", 2)
