@@ -73,19 +73,22 @@ def ndcg10(ranked: list[str], rels: dict[str, int]) -> float:
     return dcg / idcg if idcg else 0.0
 
 
+#: Setting overrides (``--set KEY=VALUE``) for every search of a run.
+OVERRIDES: dict[str, str] = {}
+
+
 def open_kb(name: str, mode: str, per_doc: int) -> KnowledgeBase:
     db = CACHE / f"verdict-{name}.db"
     if not db.exists():
         raise SystemExit(f"no index {db}: run benchmarks/fit_verdict.py once to build it")
-    return KnowledgeBase.open(
-        settings=Settings(
-            db=str(db),
-            retrieval=mode,
-            embedder="minilm",
-            max_chunks_per_doc=per_doc,
-            fallback_p95_ms=1e12,
-        )
+    settings = Settings(
+        db=str(db),
+        retrieval=mode,
+        embedder="minilm",
+        max_chunks_per_doc=per_doc,
+        fallback_p95_ms=1e12,
     )
+    return KnowledgeBase.open(settings=settings.replace(**OVERRIDES) if OVERRIDES else settings)
 
 
 def run_verdict_set(name: str, mode: str) -> dict[str, Any]:
@@ -167,7 +170,15 @@ def main() -> int:
     ap.add_argument("--modes", default="keyword,hybrid")
     ap.add_argument("--sets", default="", help="comma-separated subset")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "verdicts.json")
+    ap.add_argument("--set", action="append", default=[], help="setting override KEY=VALUE")
     args = ap.parse_args()
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--set wants KEY=VALUE, got {item!r}")
+        OVERRIDES[key.strip()] = value.strip()
+    if OVERRIDES and args.out == HERE / "results" / "verdicts.json":
+        raise SystemExit("--set: name an --out, the report keeps the default settings")
     wanted = {s for s in args.sets.split(",") if s}
     out: dict[str, Any] = {}
     for mode in args.modes.split(","):

@@ -102,6 +102,23 @@ def test_tldr_pages_are_commands_and_other_markdown_stays_a_page(kb: KnowledgeBa
     assert kb.search("git commit --amend").hits[0].doc_id == "tldr:common/git-commit"
 
 
+def test_each_tldr_example_is_a_chunk_headed_by_its_task(kb: KnowledgeBase) -> None:
+    """A task question meets the one example that does it: the hit's section names the
+    task and its snippet is the command line."""
+    assert kb.ingest(TLDR, source="tldr").ok
+    chunks = kb.store.chunks(["tldr:common/tar"])
+    tar = kb.get("tldr:common/tar")
+    assert len(chunks) == 1 + len(tar.examples)
+    assert chunks[2].header_path == (
+        "tar > Examples > E[x]tract a (compressed) archive [f]ile into the current "
+        "directory [v]erbosely"
+    )
+    assert chunks[2].text == "```\ntar xvf {{path/to/source.tar[.gz|.bz2|.xz]}}\n```"
+    hit = kb.search("extract a compressed archive into the current directory").hits[0]
+    assert hit.doc_id == "tldr:common/tar" and hit.chunk_id == "tldr:common/tar#2"
+    assert "tar xvf" in hit.snippet
+
+
 def test_a_single_tldr_page_takes_its_platform_from_its_folder(kb: KnowledgeBase) -> None:
     kb.ingest(TLDR / "linux" / "tar.md", source="one")
     assert [d.id for d in kb.list_documents()] == ["tldr:linux/tar"]
