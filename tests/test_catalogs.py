@@ -109,9 +109,9 @@ def test_each_tldr_example_is_a_chunk_headed_by_its_task(kb: KnowledgeBase) -> N
     chunks = kb.store.chunks(["tldr:common/tar"])
     tar = kb.get("tldr:common/tar")
     assert len(chunks) == 1 + len(tar.examples)
+    # the heading without tldr's mnemonic brackets ("E[x]tract" would be "e x tract")
     assert chunks[2].header_path == (
-        "tar > Examples > E[x]tract a (compressed) archive [f]ile into the current "
-        "directory [v]erbosely"
+        "tar > Examples > Extract a (compressed) archive file into the current directory verbosely"
     )
     assert chunks[2].text == "```\ntar xvf {{path/to/source.tar[.gz|.bz2|.xz]}}\n```"
     hit = kb.search("extract a compressed archive into the current directory").hits[0]

@@ -35,6 +35,8 @@ from .base import LoadContext, Loaded, decode_text, finalize
 
 _MORE = re.compile(r"^More information:\s*<?([^>\s]+)>?\.?\s*$", re.I)
 _NOT_PLATFORMS = frozenset({"", "pages", "tldr", "."})
+# tldr marks an option's mnemonic letters in a description: "E[x]tract an archive [f]ile".
+_MNEMONIC = re.compile(r"\[([A-Za-z]{1,2})\]")
 
 
 def _shape(text: str) -> tuple[str, list[str], list[tuple[str, str]]] | None:
@@ -81,7 +83,9 @@ def examples_markdown(examples: tuple[Example, ...]) -> str:
     """
     parts = ["## Examples"]
     for ex in examples:
-        heading = " ".join(ex.description.split()).rstrip(":").strip()
+        # "E[x]tract" would be the words "e", "x" and "tract": the heading reads "Extract"
+        # (the example keeps its description as written).
+        heading = _MNEMONIC.sub(r"\1", " ".join(ex.description.split())).rstrip(":").strip()
         parts += [f"### {heading}" if heading else "", f"```\n{ex.code}\n```"]
     return "\n\n".join(p for p in parts if p)
 
@@ -109,7 +113,7 @@ def platform_of(origin: str, base_dir: str) -> str:
 
 class TldrLoader:
     name = "tldr"
-    version = "2"
+    version = "3"
     suffixes: tuple[str, ...] = (".md",)
 
     def sniff(self, data: bytes) -> bool:
