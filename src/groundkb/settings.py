@@ -28,8 +28,8 @@ from .errors import ConfigError
 FITTED_ON = (
     "(threshold= its probability cut). Fitted by benchmarks/fit_verdict.py on the Orbit "
     "verdict set, the Kubernetes/Twilio API questions, SciFact, TorchHub, TF Hub, tldr "
-    "(descriptions), the tldr pages and (hybrid) the Python docs questions; see "
-    "docs/ranking.md."
+    "(descriptions), the tldr pages (as ingested before each example became a chunk of "
+    "its own) and (hybrid) the Python docs questions; see docs/ranking.md."
 )
 VERDICT_SCOPE_KEYWORD = "threshold=0.90 bias=-0.47 known=2.99 cover=1.05 name=0.80 phrase=0.77"
 VERDICT_ANSWER_KEYWORD = (
