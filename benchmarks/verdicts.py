@@ -27,6 +27,9 @@ from typing import Any
 
 from groundkb import KnowledgeBase, Settings
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from api_questions import parse_overrides
+
 HERE = Path(__file__).resolve().parent
 SHARED = next(
     (p / "shared" for p in HERE.parents if (p / "shared" / "eval").is_dir()),
@@ -172,11 +175,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=HERE / "results" / "verdicts.json")
     ap.add_argument("--set", action="append", default=[], help="setting override KEY=VALUE")
     args = ap.parse_args()
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--set wants KEY=VALUE, got {item!r}")
-        OVERRIDES[key.strip()] = value.strip()
+    OVERRIDES.update(parse_overrides(args.set))
     if OVERRIDES and args.out == HERE / "results" / "verdicts.json":
         raise SystemExit("--set: name an --out, the report keeps the default settings")
     wanted = {s for s in args.sets.split(",") if s}

@@ -92,12 +92,9 @@ class VectorMatrix:
         if not found:
             return {}
         sims = _dot(self.matrix[[i for _, rows in found for i in rows]], self.query(vector))
-        out: dict[str, float] = {}
-        start = 0
-        for d, rows in found:
-            out[d] = float(sims[start : start + len(rows)].max())
-            start += len(rows)
-        return out
+        starts = np.cumsum([0] + [len(rows) for _, rows in found[:-1]])
+        best = np.maximum.reduceat(sims, starts)  # each document's rows are consecutive
+        return {d: float(x) for (d, _), x in zip(found, best, strict=True)}
 
     def nearest(self, vector: bytes, filters: Filters, k: int) -> list[tuple[str, float]]:
         if not self.ids or k <= 0:
