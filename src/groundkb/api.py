@@ -198,7 +198,7 @@ class KnowledgeBase:
         with self._reopen:
             log.warning("%s was replaced by another file: reopening it", self._db_file.path)
             assert self._db_file.path is not None
-            store = open_store(self._db_file.path)
+            store = open_store(self._db_file.path, int8_vectors=self.settings.int8_vectors)
             # The old store is left to threads still reading it; it closes when unused.
             self.store = store
             self.visible = cast(Store, VisibleStore(store))
@@ -226,7 +226,10 @@ class KnowledgeBase:
                 f"no knowledge base at {missing}; run `groundkb ingest` or `groundkb sync` first"
             )
         store = open_store(
-            settings.db, pool_size=settings.db_pool_size, timeout=settings.db_timeout
+            settings.db,
+            pool_size=settings.db_pool_size,
+            timeout=settings.db_timeout,
+            int8_vectors=settings.int8_vectors,
         )
         return cls(store, settings)
 
@@ -236,11 +239,13 @@ class KnowledgeBase:
     def reload(self, settings: Settings) -> None:
         """Take new settings (thresholds, synonyms, sources, ...) without reopening.
 
-        The index location and the embedder cannot change this way (restart for those);
-        searches already running finish with the old settings.
+        The index location, the embedder and ``int8_vectors`` cannot change this way
+        (restart for those); searches already running finish with the old settings.
         """
         if settings.db != self.settings.db:
             raise ConfigError(f"db changed ({self.settings.db} -> {settings.db}): restart")
+        if settings.int8_vectors != self.settings.int8_vectors:
+            raise ConfigError("int8_vectors changed: restart the server to apply it")
         if (settings.embedder, settings.embedder_url) != (
             self.settings.embedder,
             self.settings.embedder_url,

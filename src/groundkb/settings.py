@@ -76,6 +76,14 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("db_pool_size", int, 10, "PostgreSQL: most connections per process."),
     Setting("db_timeout", float, 10.0, "PostgreSQL: seconds to connect or wait for a connection."),
+    Setting(
+        "int8_vectors",
+        bool,
+        True,
+        "SQLite, from 10k chunks: vector search scans an int8 copy first, then computes "
+        "exactly the rows that can matter (the same results, half the time at 100k "
+        "chunks; about 100 MB more memory at 100k). Needs onnxruntime.",
+    ),
     Setting("synonyms", str, "", "Synonyms file (Solr format) added to the built-in rules."),
     Setting("default_synonyms", bool, True, "Use the built-in synonyms (get/list/show, ...)."),
     Setting(
@@ -367,6 +375,7 @@ class Settings:
     db: str = "groundkb.db"
     db_pool_size: int = 10
     db_timeout: float = 10.0
+    int8_vectors: bool = True
     synonyms: str = ""
     default_synonyms: bool = True
     verb_forms: bool = True

@@ -37,13 +37,15 @@ def open_store(
     migrate: bool | None = None,
     pool_size: int = 10,
     timeout: float = 10.0,
+    int8_vectors: bool = True,
 ) -> Store:
     """Open the store at ``location``: a file path or ``scheme://...`` URL.
 
     ``migrate``: apply pending schema migrations first. SQLite does by default (an
     embedded file); PostgreSQL only when asked, and otherwise refuses a database whose
     schema is not the current one. ``pool_size`` and ``timeout`` (seconds to connect or
-    to wait for a pooled connection) apply to PostgreSQL.
+    to wait for a pooled connection) apply to PostgreSQL; ``int8_vectors`` (scan an int8
+    copy of the vectors first, ``store/exact.py``) to SQLite.
     """
     scheme = backend_of(location)
     if scheme not in BACKENDS:
@@ -65,6 +67,7 @@ def open_store(
             rest = rest.removeprefix("/") if rest.startswith("//") else rest
         if migrate is not None:
             options["migrate"] = migrate
+        options["int8_vectors"] = int8_vectors
         return cast(Store, getattr(module, cls_name)(rest, **options))
     options.update(migrate=bool(migrate), pool_size=pool_size, timeout=timeout)
     return cast(Store, getattr(module, cls_name)(location, **options))

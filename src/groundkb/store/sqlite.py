@@ -87,7 +87,12 @@ class SQLiteStore:
     backend = "sqlite"
 
     def __init__(
-        self, path: str | os.PathLike[str], *, read_only: bool = False, migrate: bool = True
+        self,
+        path: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        migrate: bool = True,
+        int8_vectors: bool = True,
     ) -> None:
         self.location = self.path = str(path)
         self._lock = threading.RLock()
@@ -99,7 +104,7 @@ class SQLiteStore:
         )
         self._matrix: Refreshing[str, VectorMatrix] = Refreshing(
             self.change_token,
-            lambda token: sqlite_vectors.load(self._query, token, self.embedder()),
+            lambda token: sqlite_vectors.load(self._query, token, self.embedder(), int8_vectors),
         )
         self.migrated: tuple[int, int] | None = None  # (before, after) when opening migrated
         if self.path != ":memory:":

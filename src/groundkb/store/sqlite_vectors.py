@@ -83,8 +83,11 @@ def put_vectors(db: sqlite3.Connection, items: Sequence[tuple[str, bytes]]) -> N
             )
 
 
-def load(query: Query, token: str, embedder: tuple[str, int] | None) -> VectorMatrix:
-    """The matrix of every current vector, with what filters need."""
+def load(
+    query: Query, token: str, embedder: tuple[str, int] | None, int8: bool = True
+) -> VectorMatrix:
+    """The matrix of every current vector, with what filters need (``int8``: see
+    ``exact.py``)."""
     from .exact import VectorMatrix
 
     rows = query(
@@ -93,7 +96,7 @@ def load(query: Query, token: str, embedder: tuple[str, int] | None) -> VectorMa
         " JOIN documents d ON d.id = c.doc_id ORDER BY c.rowid",
         (),
     )
-    return VectorMatrix.build(token, rows, embedder[1] if embedder else 0)
+    return VectorMatrix.build(token, rows, embedder[1] if embedder else 0, int8)
 
 
 def get_vectors(query: Query, chunk_ids: Sequence[str]) -> dict[str, bytes]:
