@@ -57,6 +57,7 @@ def test_the_int8_bound_holds_for_every_row(rng: np.random.Generator) -> None:
     m = unit_rows(rng, 2000, 64)
     m[5] = 0.0
     m[5, 3] = 1.0  # one large component: the coarsest int8 step a row can have
+    m[6] = 0.0  # no vector at all: scored 0, exactly
     scan = Int8Scan.build(m)
     assert scan is not None
     for q in unit_rows(rng, 50, 64):
@@ -71,6 +72,7 @@ def test_the_int8_scan_finds_what_the_float32_product_finds(
 ) -> None:
     m = unit_rows(rng, 3000, 48)
     m[100:110] = m[7]  # duplicate chunks: equal scores, kept in row order by both
+    m[200] = 0.0
     sources = ["a" if i % 3 else "b" for i in range(len(m))]
     vm = matrix_of(m, sources)
     scan = Int8Scan.build(vm.matrix)

@@ -238,9 +238,9 @@ class Int8Scan:
             from onnx import TensorProto, helper, numpy_helper
         except ImportError:
             return None
-        top = np.abs(matrix).max(axis=1)
-        scales = np.where(top > 0, top / 127.0, 1.0).astype(np.float32)
-        quantized = np.clip(np.rint(matrix / scales[:, None]), -127, 127).astype(np.int8)
+        scales = (np.abs(matrix).max(axis=1) / 127.0).astype(np.float32)
+        steps = np.where(scales > 0, scales, 1.0)  # a row of zeros stays zeros, bound 0
+        quantized = np.clip(np.rint(matrix / steps[:, None]), -127, 127).astype(np.int8)
         l1 = (np.abs(quantized).sum(axis=1, dtype=np.int64) * scales).astype(np.float32)
         n, dim = matrix.shape
         nodes = [
