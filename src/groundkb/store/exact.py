@@ -308,7 +308,7 @@ class Int8Scan:
         first = _top(approx, min(allowed, k * INT8_OVERSAMPLE))
         exact = _dot(matrix[first], q)
         kth = np.partition(exact, len(exact) - k)[len(exact) - k]
-        # any row outside ``first`` that could beat the k-th exact score
+        # every row that could reach the k-th exact score, ties included (the bound holds)
         maybe = np.flatnonzero(approx + bound >= kth)
         rows = np.union1d(first, maybe)
         if len(rows) > len(first):
