@@ -85,3 +85,31 @@ def test_token_totals_come_from_fts5s_record_or_else_a_scan() -> None:
 
     assert sqlite_query._total_tokens(query, 5) == 135
     assert sqlite_query._total_tokens(query, 6) == 999  # the record disagrees: scan
+
+
+def fts_segments(path: Path) -> int:
+    db = sqlite3.connect(path)
+    try:
+        return int(db.execute("SELECT count(DISTINCT segid) FROM chunks_fts_idx").fetchone()[0])
+    finally:
+        db.close()
+
+
+def test_a_large_ingest_leaves_one_keyword_segment_and_a_small_one_does_not_merge(
+    tmp_path: Path,
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(30):  # one transaction per document: FTS5 segments pile up
+        (docs / f"p{i}.md").write_text(f"# Page {i}\n\nWidget number {i}.\n", encoding="utf-8")
+    db = tmp_path / "kb.db"
+    with KnowledgeBase.open(db, embedder="none", retrieval="keyword") as kb:
+        kb.ingest(docs, source="docs")
+        assert fts_segments(db) == 1
+        before = [(h.chunk_id, h.score) for h in kb.search("widget number 7").hits]
+        (docs / "p3.md").write_text("# Page 3\n\nWidget number three.\n", encoding="utf-8")
+        report = kb.ingest(docs, source="docs")
+        assert report.updated == 1
+        assert fts_segments(db) == 2  # one changed page: a segment more, no merge
+        after = [(h.chunk_id, h.score) for h in kb.search("widget number 7").hits]
+    assert after[0] == before[0]

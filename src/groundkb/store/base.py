@@ -245,6 +245,13 @@ class Store(Protocol):
         Idempotent; unknown ids are ignored."""
         ...
 
+    def optimize(self) -> None:
+        """Reorganize what keyword search reads after a large batch of writes (an ingest
+        that wrote a good share of the index). Changes no data and no result; a backend
+        that maintains its indexes itself does nothing. The change token may stay the
+        same."""
+        ...
+
     def documents(self, doc_ids: Sequence[str], filters: Filters = Filters()) -> list[Document]:
         """The documents with these ids that the filters allow, in the order given;
         unknown ids are skipped, a repeated id appears once."""

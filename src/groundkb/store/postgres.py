@@ -259,6 +259,9 @@ class PostgresStore:
         result: WriteResult = self._write(lambda cur: write_document(cur, doc, chunks))
         return result
 
+    def optimize(self) -> None:
+        return None  # the GIN and HNSW indexes are maintained by PostgreSQL (autovacuum)
+
     def delete_documents(self, doc_ids: Iterable[str]) -> int:
         ids = sorted(set(doc_ids))
         if not ids:

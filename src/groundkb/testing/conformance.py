@@ -397,6 +397,23 @@ class StoreConformance:
             assert [h.doc_id for h in store.keyword_candidates(query(term))] == ["a"], term
         assert store.keyword_candidates(query("etat")) == []
 
+    def test_optimize_changes_no_candidate_and_writes_go_on(self, store: Store) -> None:
+        for i in range(12):  # one write each: several segments in an FTS5 index
+            body = f"widget {i} gadget {'widget ' * (i % 3)}setting number {i}"
+            store.write(*make_doc(f"d{i}", body, title=f"Guide {i}", source="st"[i % 2]))
+
+        def found() -> list[tuple[str, float]]:
+            q = replace(query("widget", "gadget"), together=[(("setting",), ("number",))])
+            q = replace(q, together_limit=5)
+            return [(h.chunk_id, h.score) for h in store.keyword_candidates(q)]
+
+        before = found()
+        store.optimize()
+        assert found() == before
+        assert store.term_stats(["widget"]).df == {"widget": 12}
+        store.write(*make_doc("late", "widget arrives late"))
+        assert "late#0" in [c for c, _ in found()]
+
     # --------------------------------------------------------------- term stats
     def test_term_stats_count_chunks_tokens_and_document_frequencies(self, store: Store) -> None:
         store.write(*make_doc("a", "apple\n\napple pie", title="Fruit"))
