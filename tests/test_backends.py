@@ -3,6 +3,7 @@ base from one to the other and back without re-embedding."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,9 @@ def test_copy_moves_a_knowledge_base_both_ways_without_re_embedding(
     back = str(tmp_path / "back.db")
     result = runner.invoke(cli, ["copy", "--from", pg_url, "--to", back, "-q"])
     assert result.exit_code == 0, result.output
+    db = sqlite3.connect(back)  # the copy ends by merging the keyword index
+    assert db.execute("SELECT count(DISTINCT segid) FROM chunks_fts_idx").fetchone()[0] == 1
+    db.close()
     with KnowledgeBase.open(settings=_settings(back, "hashing")) as kb:
         copied = _everything(kb)
         assert copied[4] == original[4] and kb.store.count_chunks_to_embed() == 0

@@ -47,7 +47,7 @@ def copy_store(
         target.set_embedder(*embedder)
     infos = origin.sources()
     total = sum(i.documents for i in infos)
-    done = documents = chunks = vectors = deleted = 0
+    done = documents = chunks = vectors = deleted = written = 0
     for info in infos:
         name = info.source.name
         target.put_source(info.source)
@@ -64,7 +64,7 @@ def copy_store(
                 by_doc.setdefault(c.doc_id, []).append(c)
             for doc in origin.documents(ids):
                 doc_chunks = by_doc.get(doc.id, [])
-                target.write(doc, doc_chunks)
+                written += target.write(doc, doc_chunks).chunks_written
                 copied.add(doc.id)
                 documents += 1
                 chunks += len(doc_chunks)
@@ -77,6 +77,8 @@ def copy_store(
                 progress(done, total, ids[-1])
         stale = [d for d in target.doc_states(name) if d not in copied]
         deleted += target.delete_documents(stale)
+    if written:  # one merge of what keyword search reads, after the whole batch
+        target.optimize()
     names = {i.source.name for i in infos}
     was = read_disabled(target)
     now = (was - names) | (read_disabled(origin) & names)
