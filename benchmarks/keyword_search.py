@@ -134,7 +134,7 @@ def hybrid_latency(kb: KnowledgeBase, settings: Settings, queries: list[str]) ->
 
     Embedding 100k chunks takes ~20 minutes on 2 cores, so the stored vectors here are
     random unit vectors: the cost of the search hardly depends on their values (from
-    10k chunks the int8 scan computes exactly the rows within its error bound of the
+    5k chunks the int8 scan computes exactly the rows within its error bound of the
     k-th best score, a few dozen more with real vectors or random ones;
     ``search_breakdown.py`` runs an index of real ones). The query embedding is real
     (all-MiniLM-L6-v2 int8).

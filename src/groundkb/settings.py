@@ -80,7 +80,7 @@ SETTINGS: tuple[Setting, ...] = (
         "int8_vectors",
         bool,
         True,
-        "SQLite, from 10k chunks: vector search scans an int8 copy first, then computes "
+        "SQLite, from 5k chunks: vector search scans an int8 copy first, then computes "
         "exactly the rows that can matter (the same results, half the time at 100k "
         "chunks; about 100 MB more memory at 100k). Needs onnxruntime.",
     ),

@@ -12,7 +12,8 @@ int8 scores are within a bound of the exact ones that is computed per row and qu
 (:meth:`Int8Scan.scores`), so the search then takes every row whose int8 score plus its
 bound reaches the k-th best exact score of the rows that scored best in int8, and
 computes those rows exactly: the result is the exact search's, row for row and score for
-score, not an approximation of it.
+score, not an approximation of it. The scores, the bounds and the best rows come out of
+one onnxruntime call (its ``TopK``): numpy never passes over all the rows.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ from ..models import Filters
 
 log = logging.getLogger(__name__)
 
-# Rows from which a search scans the int8 copy first. Below, the float32 product costs
-# under a millisecond and the int8 scan saves nothing (per search, top 50 of 384-wide
-# rows: 0.53 vs 0.59 ms at 6k rows, 0.87 vs 0.89 at 10k, 1.79 vs 1.38 at 20k, 8.2 vs
-# 4.1 at 100k; docs/benchmarks.md). The copy costs a quarter of the matrix's memory
-# (more while onnxruntime packs it) and 0.02 s to build at 10k rows, 0.5 s at 100k.
-INT8_MIN_ROWS = 10_000
+# Rows from which a search scans the int8 copy first. Below, the float32 product is as
+# fast (per search, top 50 of 384-wide rows, float32 against int8: 0.14 vs 0.17 ms at 2k
+# rows, 0.26 vs 0.21 at 4k, 0.67 vs 0.49 at 10k, 1.65 vs 1.04 at 20k, 8.1 vs 3.6 at 100k;
+# docs/benchmarks.md). The copy costs a quarter of the matrix's memory (more while
+# onnxruntime packs it) and 0.01 s to build at 5k rows, 0.5 s at 100k.
+INT8_MIN_ROWS = 5_000
 # How many rows the int8 scan hands to the exact product, per row asked for; more come
 # only when the bound says a row outside them could still belong to the result.
 INT8_OVERSAMPLE = 2
@@ -221,13 +222,14 @@ def _top(scores: NDArray[np.float32], k: int) -> NDArray[np.intp]:
 
 @dataclass(frozen=True)
 class Int8Scan:
-    """An int8 copy of a matrix (a scale per row) and an onnxruntime session computing
-    its product with a query quantized to uint8 (``DynamicQuantizeLinear``,
-    ``MatMulInteger``)."""
+    """An int8 copy of a matrix (a scale per row) and an onnxruntime session that, for
+    a query, computes every row's int8 score and error bound and the rows of the best
+    int8 scores (``DynamicQuantizeLinear``, ``MatMulInteger``, ``TopK``): one call, no
+    pass of numpy over all the rows."""
 
     session: Any
-    scales: NDArray[np.float32]  # per row: the float value of one int8 step
-    l1: NDArray[np.float32]  # per row: the L1 norm of the dequantized row
+    rows: int
+    no_mask: NDArray[np.float32]  # zeros: the penalty input of an unfiltered search
 
     @classmethod
     def build(cls, matrix: NDArray[np.float32]) -> Int8Scan | None:
@@ -243,20 +245,48 @@ class Int8Scan:
         quantized = np.clip(np.rint(matrix / steps[:, None]), -127, 127).astype(np.int8)
         l1 = (np.abs(quantized).sum(axis=1, dtype=np.int64) * scales).astype(np.float32)
         n, dim = matrix.shape
+        node = helper.make_node
         nodes = [
-            helper.make_node("DynamicQuantizeLinear", ["q"], ["qq", "q_scale", "q_zero"]),
-            helper.make_node("MatMulInteger", ["qq", "w", "q_zero"], ["dot"]),
-            helper.make_node("Cast", ["dot"], ["s"], to=TensorProto.FLOAT),
+            node("DynamicQuantizeLinear", ["q"], ["qq", "q_scale", "q_zero"]),
+            node("MatMulInteger", ["qq", "w", "q_zero"], ["dot"]),
+            node("Cast", ["dot"], ["dot_f"], to=TensorProto.FLOAT),
+            node("Mul", ["dot_f", "scales"], ["row_scaled"]),
+            node("Mul", ["row_scaled", "q_scale"], ["approx"]),
+            # bound = q_scale/2 · |w'|₁ + row_scale · |q|₁/2 + rounding (see ``scores``)
+            node("Mul", ["q_scale", "half"], ["half_step"]),
+            node("Mul", ["l1", "half_step"], ["from_q"]),
+            node("ReduceL1", ["q"], ["q_l1"], keepdims=0),
+            node("Mul", ["q_l1", "half"], ["half_q"]),
+            node("Mul", ["scales", "half_q"], ["from_w"]),
+            node("Add", ["from_q", "from_w"], ["both"]),
+            node("Add", ["both", "rounding"], ["bound"]),
+            node("Add", ["approx", "penalty"], ["allowed"]),  # -inf: a row filtered out
+            node("Add", ["allowed", "bound"], ["upper"]),
+            node("TopK", ["allowed", "k"], ["top_scores", "top_rows"], largest=1, sorted=0),
         ]
+        row = [1, n]
         graph = helper.make_graph(
             nodes,
             "int8_scan",
-            [helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, dim])],
             [
-                helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, n]),
-                helper.make_tensor_value_info("q_scale", TensorProto.FLOAT, []),
+                helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, dim]),
+                helper.make_tensor_value_info("penalty", TensorProto.FLOAT, row),
+                helper.make_tensor_value_info("k", TensorProto.INT64, [1]),
             ],
-            [numpy_helper.from_array(np.ascontiguousarray(quantized.T), "w")],
+            [
+                helper.make_tensor_value_info("top_scores", TensorProto.FLOAT, [1, None]),
+                helper.make_tensor_value_info("top_rows", TensorProto.INT64, [1, None]),
+                helper.make_tensor_value_info("upper", TensorProto.FLOAT, row),
+                helper.make_tensor_value_info("approx", TensorProto.FLOAT, row),
+                helper.make_tensor_value_info("bound", TensorProto.FLOAT, row),
+            ],
+            [
+                numpy_helper.from_array(np.ascontiguousarray(quantized.T), "w"),
+                numpy_helper.from_array(scales[None, :], "scales"),
+                numpy_helper.from_array(l1[None, :], "l1"),
+                numpy_helper.from_array(np.array(0.5, dtype=np.float32), "half"),
+                numpy_helper.from_array(np.array(_ROUNDING, dtype=np.float32), "rounding"),
+            ],
         )
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
         options = ort.SessionOptions()
@@ -272,7 +302,7 @@ class Int8Scan:
         except Exception as exc:  # onnxruntime raises its own exception types
             log.warning("int8 vector scan unavailable, scanning float32: %s", exc)
             return None
-        return cls(session, scales, l1)
+        return cls(session, n, np.zeros((1, n), dtype=np.float32))
 
     def scores(self, q: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
         """(int8 score, bound) per row: ``|exact − int8| ≤ bound``.
@@ -282,12 +312,11 @@ class Int8Scan:
         ``q·w − q'·w' = (q − q')·w' + q·(w − w')``, at most ``q_scale/2 · |w'|₁ +
         row_scale/2 · |q|₁``, plus float32 rounding.
         """
-        dot, q_scale = self.session.run(None, {"q": q[None, :]})
-        step = np.float32(q_scale)
-        approx: NDArray[np.float32] = dot[0] * (self.scales * step)
-        half_q = np.float32(np.abs(q).sum() / 2)
-        bound: NDArray[np.float32] = (step / 2) * self.l1 + self.scales * half_q
-        return approx, bound + np.float32(_ROUNDING)
+        approx, bound = self.session.run(["approx", "bound"], self._feed(q, self.no_mask, 1))
+        return approx[0], bound[0]
+
+    def _feed(self, q: NDArray[np.float32], penalty: NDArray[np.float32], k: int) -> Any:
+        return {"q": q[None, :], "penalty": penalty, "k": np.array([k], dtype=np.int64)}
 
     def search(
         self,
@@ -298,23 +327,25 @@ class Int8Scan:
     ) -> tuple[NDArray[np.intp], NDArray[np.float32]]:
         """The rows and exact scores :meth:`VectorMatrix.nearest` gives, found through
         the int8 scores (module docstring)."""
-        approx, bound = self.scores(q)
-        if mask is not None:
-            approx = np.where(mask, approx, -np.inf)
-        allowed = len(approx) if mask is None else int(mask.sum())
+        if mask is None:
+            allowed, penalty = self.rows, self.no_mask
+        else:
+            allowed = int(mask.sum())
+            penalty = np.where(mask, np.float32(0), np.float32(-np.inf))[None, :]
         k = min(k, allowed)
         if k <= 0:
             return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
-        first = _top(approx, min(allowed, k * INT8_OVERSAMPLE))
+        want = min(allowed, k * INT8_OVERSAMPLE)
+        top_scores, top_rows, upper = self.session.run(
+            ["top_scores", "top_rows", "upper"], self._feed(q, penalty, want)
+        )
+        first = np.sort(top_rows[0][np.isfinite(top_scores[0])]).astype(np.intp)
         exact = _dot(matrix[first], q)
         kth = np.partition(exact, len(exact) - k)[len(exact) - k]
         # every row that could reach the k-th exact score, ties included (the bound holds)
-        maybe = np.flatnonzero(approx + bound >= kth)
+        maybe = np.flatnonzero(upper[0] >= kth)
         rows = np.union1d(first, maybe)
         if len(rows) > len(first):
             exact = _dot(matrix[rows], q)
-        else:
-            exact = exact[np.argsort(first)]
-            rows = np.sort(first)
         best = _top(exact, k)
         return rows[best], exact[best]
