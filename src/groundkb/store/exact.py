@@ -201,10 +201,12 @@ class VectorMatrix:
         scan = scan if scan is not None else self.int8
         if scan is None:
             sims = _dot(self.matrix, q)
-            if mask is not None:
-                sims = np.where(mask, sims, -np.inf)
-            rows = _top(sims, k)
-            return [(self.ids[i], float(sims[i])) for i in rows if np.isfinite(sims[i])]
+            if mask is None:
+                rows = _top(sims, k)
+            else:  # among the rows the filters allow, in row order
+                allowed = np.flatnonzero(mask)
+                rows = allowed[_top(sims[allowed], k)]
+            return [(self.ids[i], float(sims[i])) for i in rows]
         rows, exact = scan.search(self.matrix, q, mask, k)
         return [(self.ids[i], float(s)) for i, s in zip(rows, exact, strict=True)]
 

@@ -193,6 +193,10 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 self._rollback()
                 raise StoreError(f"{self.path}: {exc}") from exc
+            # The merge is one transaction as large as the keyword index: give the write-
+            # ahead log's space back (a reader still on an older snapshot may keep it).
+            with suppress(sqlite3.Error):
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def _rollback(self) -> None:
         with suppress(sqlite3.Error):  # the transaction may already be gone
