@@ -26,16 +26,10 @@ from dataclasses import replace
 
 from ..errors import Conflict, GroundKBError
 from ..models import FileError, IngestReport, Source, SourceKind
-from ..store.base import Store
+from ..store.base import Store, optimize_after
 from .base import Loaded
 
 log = logging.getLogger(__name__)
-
-# An ingest that wrote at least this share of the index's chunks has the store reorganize
-# what keyword search reads (``Store.optimize``): merging SQLite's keyword index costs
-# about as much as writing 4 % of its chunks again (0.8 s for 100k chunks written in
-# 19-38 s), so after a batch of a quarter or more it adds at most a sixth to the batch.
-OPTIMIZE_SHARE = 0.25
 
 _KINDS: dict[str, SourceKind] = {
     "markdown": "docs",
@@ -186,22 +180,6 @@ class SourceWriter:
             self.counts[result.status] += 1
             self.chunks_written += result.chunks_written
 
-    def _optimize(self) -> None:
-        """Have the store reorganize its keyword index after a large batch; a failure
-        is logged, never raised (searches are right either way, only slower)."""
-        if not self.chunks_written:
-            return
-        try:
-            total = self.store.stats().chunks
-            if self.chunks_written < OPTIMIZE_SHARE * total:
-                return
-            started = time.perf_counter()
-            self.store.optimize()
-        except GroundKBError as exc:
-            log.warning("reorganizing the keyword index failed (searches are slower): %s", exc)
-            return
-        log.info("reorganized the keyword index in %.2f s", time.perf_counter() - started)
-
     def finish(self, files: int) -> IngestReport:
         """Delete what disappeared, record the source, and report."""
         stale = [
@@ -210,7 +188,7 @@ class SourceWriter:
             if doc_id not in self.seen and not self._kept(state.origin)
         ]
         deleted = self.store.delete_documents(stale)
-        self._optimize()
+        optimize_after(self.store, self.chunks_written)
         self.store.put_source(
             Source(
                 self.source,

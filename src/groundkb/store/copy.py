@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidInput
 from ..models import Chunk, Filters
-from .base import Store, read_disabled, write_disabled
+from .base import Store, optimize_after, read_disabled, write_disabled
 
 BATCH = 200
 
@@ -77,8 +77,7 @@ def copy_store(
                 progress(done, total, ids[-1])
         stale = [d for d in target.doc_states(name) if d not in copied]
         deleted += target.delete_documents(stale)
-    if written:  # one merge of what keyword search reads, after the whole batch
-        target.optimize()
+    optimize_after(target, written)
     names = {i.source.name for i in infos}
     was = read_disabled(target)
     now = (was - names) | (read_disabled(origin) & names)

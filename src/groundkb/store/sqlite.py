@@ -160,7 +160,9 @@ class SQLiteStore:
                 self._token_db.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self, changes_data: bool = True) -> Iterator[sqlite3.Connection]:
+        """A write transaction; ``changes_data=False`` for one that leaves every read the
+        same (the caches keyed on the change token stay valid)."""
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
@@ -169,9 +171,10 @@ class SQLiteStore:
             try:
                 yield self._db
                 self._db.execute("COMMIT")
-                self._commits += 1
-                self._vocab.invalidate()  # read your own writes
-                self._matrix.invalidate()
+                if changes_data:
+                    self._commits += 1
+                    self._vocab.invalidate()  # read your own writes
+                    self._matrix.invalidate()
             except sqlite3.Error as exc:
                 self._rollback()
                 raise StoreError(f"{self.path}: {exc}") from exc
@@ -183,20 +186,13 @@ class SQLiteStore:
         # FTS5 adds a segment (a b-tree) per committed write and merges them by levels,
         # so a freshly ingested index holds 10-20 of them and a term is looked up in
         # each. Merged into one, the candidate query takes 10-39 % less time (100k
-        # chunks, the tldr pages, SciFact, eight APIs; docs/benchmarks.md). Same data:
-        # caches keyed on the change token stay valid, so it is left unchanged.
-        with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                self._db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
-                self._db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._rollback()
-                raise StoreError(f"{self.path}: {exc}") from exc
-            # The merge is one transaction as large as the keyword index: give the write-
-            # ahead log's space back (a reader still on an older snapshot may keep it).
-            with suppress(sqlite3.Error):
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        # chunks, the tldr pages, SciFact, eight APIs; docs/benchmarks.md).
+        with self._tx(changes_data=False) as db:
+            db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+        # The merge is one transaction as large as the keyword index: give the write-ahead
+        # log's space back (a reader still on an older snapshot may keep it).
+        with self._lock, suppress(sqlite3.Error):
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def _rollback(self) -> None:
         with suppress(sqlite3.Error):  # the transaction may already be gone
