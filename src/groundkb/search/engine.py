@@ -256,7 +256,9 @@ class Searcher:
         the terms not seen since the index last changed)."""
         d = self._current()
         terms = {t for c in parsed.clauses for a in c.alternatives for t in a.tokens}
-        missing = terms - d.df.keys()
+        # not ``terms - d.df.keys()``: that walks every term cached so far (a view is no
+        # set), a cost that grew with each new query until the index changed
+        missing = [t for t in terms if t not in d.df]
         if missing:
             # Fetched after the token was read: a write in between may have added chunks,
             # so a frequency is capped at the chunk count the rest of this data has.
