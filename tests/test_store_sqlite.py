@@ -14,6 +14,8 @@ from groundkb.serve.cli import cli
 from groundkb.store import open_store
 from groundkb.testing.conformance import StoreConformance
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
 
 class TestSQLiteStore(StoreConformance):
     @pytest.fixture
@@ -45,9 +47,52 @@ def test_a_file_that_is_not_a_database_gives_our_error(tmp_path: Path) -> None:
 def test_migrate_reports_the_schema_version(tmp_path: Path) -> None:
     db = str(tmp_path / "kb.db")
     first = CliRunner().invoke(cli, ["--db", db, "migrate"])
-    assert first.exit_code == 0 and "from version 0 to 2" in first.output
+    assert first.exit_code == 0 and "from version 0 to 3" in first.output
     again = CliRunner().invoke(cli, ["--db", db, "migrate"])
-    assert again.exit_code == 0 and "current (version 2)" in again.output
+    assert again.exit_code == 0 and "current (version 3)" in again.output
+
+
+def test_an_index_of_schema_2_keeps_everything_when_documents_get_their_content_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from groundkb.store import sqlite as sqlite_store
+    from groundkb.store.sqlite_schema import MIGRATIONS
+
+    db = tmp_path / "kb.db"
+    with monkeypatch.context() as m:  # an index written by a groundkb of schema 2
+        m.setattr(sqlite_store, "MIGRATIONS", MIGRATIONS[:2])
+        with KnowledgeBase.open(db, embedder="none", retrieval="keyword") as kb:
+            kb.ingest(EXAMPLES / "docs", source="docs")
+            kb.ingest(EXAMPLES / "entries", source="commands")
+            before = kb.search("invite a user to a workspace")
+            docs_before = kb.store.documents([h.doc_id for h in before.hits])
+            stats_before = kb.stats()
+    raw = sqlite3.connect(db)
+    assert raw.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("2",)
+    raw.close()
+
+    with KnowledgeBase.open(db, embedder="none", retrieval="keyword") as kb:
+        store = kb.store
+        assert store.migrated == (2, 3)
+        assert store._db.execute("PRAGMA foreign_keys").fetchone() == (1,)
+        columns = [r[1] for r in store._db.execute("PRAGMA table_info(documents)")]
+        assert columns[-1] == "content" and len(columns) == 19
+        after = kb.search("invite a user to a workspace")
+        assert [(h.chunk_id, h.score, h.snippet) for h in after.hits] == [
+            (h.chunk_id, h.score, h.snippet) for h in before.hits
+        ]
+        assert store.documents([h.doc_id for h in before.hits]) == docs_before
+        assert kb.stats().documents == stats_before.documents
+        assert kb.stats().chunks == stats_before.chunks
+        # the references hold after the rebuild: removing a source removes its chunks
+        assert store.delete_source("commands") > 0
+        assert 0 < kb.stats().chunks < stats_before.chunks
+        orphans = store._db.execute(
+            "SELECT count(*) FROM chunks c LEFT JOIN documents d ON d.id = c.doc_id"
+            " WHERE d.id IS NULL"
+        ).fetchone()
+        assert orphans == (0,)
+        assert store._db.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
 def test_term_statistics_are_the_same_from_the_loaded_vocabulary_and_follow_writes(
