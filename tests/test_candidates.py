@@ -153,3 +153,36 @@ def test_the_forms_of_a_verb_find_candidates_only_for_a_word_the_index_lacks() -
     lacking = {"detected": 5, "fault": 9}
     query = candidate_query(parsed, lacking, 1000, {}, Filters(), 50)
     assert ("detected",) in query.phrases and ("detect",) in query.phrases
+
+
+def test_the_term_frequency_cache_stays_bounded_and_changes_no_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from groundkb.search import engine
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    questions = [
+        "invite a user to a workspace",
+        "how do I reset my password",
+        "delete a team",
+        "list every project",
+        "export billing invoices",
+        "invite a user to a workspace",  # again: its terms were dropped meanwhile
+    ]
+    db = tmp_path / "kb.db"
+    with KnowledgeBase.open(db, embedder="none", retrieval="keyword") as kb:
+        assert kb.ingest(examples / "docs", source="docs").ok
+        expected = [kb.search(q) for q in questions]
+        unbounded = len(kb.searcher.derived().df)
+    monkeypatch.setattr(engine, "DF_CACHE_TERMS", 6)
+    sizes = []
+    with KnowledgeBase.open(db, embedder="none", retrieval="keyword") as kb:
+        for question, before in zip(questions, expected, strict=True):
+            after = kb.search(question)
+            assert after.verdict == before.verdict
+            assert [(h.chunk_id, h.score) for h in after.hits] == [
+                (h.chunk_id, h.score) for h in before.hits
+            ]
+            sizes.append(len(kb.searcher.derived().df))
+    assert unbounded > 2 * 6
+    assert max(sizes) < unbounded and sizes[-1] <= 6  # the last question's terms alone

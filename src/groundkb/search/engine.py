@@ -75,6 +75,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = bounds.MAX_QUERY_CHARS
+DF_CACHE_TERMS = 100_000  # document frequencies kept between index changes (_df)
 EMPTY_INDEX = "the index is empty: run `groundkb ingest` or `groundkb sync`"
 
 _pool: ThreadPoolExecutor | None = None
@@ -253,18 +254,26 @@ class Searcher:
 
     def _df(self, parsed: ParsedQuery) -> dict[str, int]:
         """Document frequencies of every term of the query's clauses (one store call for
-        the terms not seen since the index last changed)."""
+        the terms not seen since the index last changed). The cache holds at most
+        ``DF_CACHE_TERMS`` terms: past that it starts again from this query's terms (a
+        server that never sees the index change would otherwise keep every word it was
+        ever asked, typos included). Callers read the dictionary this returns."""
         d = self._current()
+        df = d.df
         terms = {t for c in parsed.clauses for a in c.alternatives for t in a.tokens}
-        # not ``terms - d.df.keys()``: that walks every term cached so far (a view is no
+        # not ``terms - df.keys()``: that walks every term cached so far (a view is no
         # set), a cost that grew with each new query until the index changed
-        missing = [t for t in terms if t not in d.df]
+        missing = [t for t in terms if t not in df]
         if missing:
             # Fetched after the token was read: a write in between may have added chunks,
             # so a frequency is capped at the chunk count the rest of this data has.
             fetched = self.store.term_stats(missing).df
-            d.df.update({t: min(n, d.n_chunks) for t, n in fetched.items()})
-        return d.df
+            if len(df) + len(fetched) > DF_CACHE_TERMS:
+                # a new dictionary: another thread may be reading the old one
+                df = {t: df[t] for t in terms if t in df}
+                d.df = df
+            df.update({t: min(n, d.n_chunks) for t, n in fetched.items()})
+        return df
 
     # ------------------------------------------------------------------ search
     def search(
@@ -611,12 +620,15 @@ class Searcher:
         a verb are left out: they widen what is found, not what was asked (the verdict
         weighs and knows the word as asked)."""
         d = self._current()
+        frequencies = self._df(parsed)
         out = []
         for asked in parsed.clauses:
             alternatives = tuple(a for a in asked.alternatives if a.kind != "inflection")
             clause = Clause(asked.original, alternatives)
-            found = [(min(d.df.get(t, 0) for t in a.tokens), a.kind) for a in clause.alternatives]
-            df = clause_df(clause, d.df)
+            found = [
+                (min(frequencies.get(t, 0) for t in a.tokens), a.kind) for a in clause.alternatives
+            ]
+            df = clause_df(clause, frequencies)
             known = any(x > 0 and kind != "typo" for x, kind in found)
             typo = not known and any(x > 0 for x, _ in found)
             weight = math.log(1.0 + (d.n_chunks - df + 0.5) / (df + 0.5))
@@ -631,7 +643,8 @@ class Searcher:
         if cached is not None and cached[0] is parsed and cached[1] is d:
             return cached[2]
         st = self.settings
-        prepared = prepare(parsed, d.df, d.n_chunks, d.avgdl, st.weights, st.bm25_k1, st.bm25_b)
+        df = self._df(parsed)
+        prepared = prepare(parsed, df, d.n_chunks, d.avgdl, st.weights, st.bm25_k1, st.bm25_b)
         self._local.prep = (parsed, d, prepared)
         return prepared
 
