@@ -52,8 +52,18 @@ def test_migrate_reports_the_schema_version(tmp_path: Path) -> None:
     assert again.exit_code == 0 and "current (version 3)" in again.output
 
 
+def test_creating_an_index_is_not_reported_as_an_upgrade(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("WARNING", logger="groundkb.store.migrations"):
+        store = open_store(str(tmp_path / "kb.db"))
+    assert store.migrated == (0, 3)
+    store.close()
+    assert caplog.text == ""
+
+
 def test_an_index_of_schema_2_keeps_everything_when_documents_get_their_content_last(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from groundkb.store import sqlite as sqlite_store
     from groundkb.store.sqlite_schema import MIGRATIONS
@@ -71,9 +81,13 @@ def test_an_index_of_schema_2_keeps_everything_when_documents_get_their_content_
     assert raw.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("2",)
     raw.close()
 
-    with KnowledgeBase.open(db, embedder="none", retrieval="keyword") as kb:
+    with (
+        caplog.at_level("WARNING", logger="groundkb.store.migrations"),
+        KnowledgeBase.open(db, embedder="none", retrieval="keyword") as kb,
+    ):
         store = kb.store
         assert store.migrated == (2, 3)
+        assert "schema 2 -> 3" in caplog.text  # an upgrade of existing data is said
         assert store._db.execute("PRAGMA foreign_keys").fetchone() == (1,)
         columns = [r[1] for r in store._db.execute("PRAGMA table_info(documents)")]
         assert columns[-1] == "content" and len(columns) == 19

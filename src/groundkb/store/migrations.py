@@ -87,8 +87,12 @@ def migrate(target: MigrationTarget, migrations: Sequence[Migration]) -> tuple[i
     with target.migration_lock():
         before = target.schema_version()  # read under the lock: another may have run
         refuse_newer(before, migrations, target.location)
+        # upgrading data someone has (not creating a schema) is said where a user sees
+        # it: a large file can take seconds
+        level = logging.WARNING if before > 0 else logging.INFO
         for migration in migrations[before:]:
-            log.info(
+            log.log(
+                level,
                 "migrating %s: schema %d -> %d (%s)",
                 target.location,
                 migration.version - 1,
