@@ -11,6 +11,10 @@ Example (the 100k-chunk index of ``keyword_search.py``, built beforehand)::
 
     git worktree add /tmp/before HEAD~1
     python benchmarks/mcp_stdio.py --db /tmp/k100/kb.db --baseline /tmp/before/src
+
+A groundkb refuses an index of a newer schema than it knows, and this code migrates an
+older one when it opens it. Across a schema change give the baseline an index of its
+own (``--baseline-db``: a copy of the same index taken before this code opened it).
 """
 
 from __future__ import annotations
@@ -94,6 +98,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--db", type=Path, required=True, help="an index built beforehand")
     ap.add_argument("--baseline", type=Path, help="src folder of the code to compare with")
+    ap.add_argument(
+        "--baseline-db", type=Path, help="the baseline's index (default: --db; see above)"
+    )
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--limit", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=20)
@@ -101,10 +108,12 @@ def main() -> None:
     args = ap.parse_args()
     servers = {"this code": _params(args.db, None)}
     if args.baseline:
-        servers["baseline"] = _params(args.db, args.baseline)
+        servers["baseline"] = _params(args.baseline_db or args.db, args.baseline)
     questions = real_queries(DEFAULT_EVAL, args.queries)
     results = anyio.run(_measure, servers, questions, args.limit, args.warmup)
     out: dict[str, Any] = {"db": str(args.db), "limit": args.limit, "servers": results}
+    if args.baseline_db:
+        out["baseline_db"] = str(args.baseline_db)
     if args.baseline:
         out["baseline_p50_over_this"] = round(
             results["baseline"]["p50_ms"] / results["this code"]["p50_ms"], 2
