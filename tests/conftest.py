@@ -28,14 +28,14 @@ def _keyword_only_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     """`embedder = "auto"` (the default) means keyword-only in tests, so the behaviour
     under test does not depend on whether the local model is installed; tests of
     semantic search name their embedder explicitly."""
-    import groundkb.api
+    import groundkb.api_writes
 
-    real = groundkb.api._open_embedder
+    real = groundkb.api_writes._open_embedder
 
     def open_embedder(settings: Settings) -> object:
         return None if settings.embedder.strip().lower() == "auto" else real(settings)
 
-    monkeypatch.setattr(groundkb.api, "_open_embedder", open_embedder)
+    monkeypatch.setattr(groundkb.api_writes, "_open_embedder", open_embedder)
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-import groundkb.api
+import groundkb.api_writes
 from groundkb import KnowledgeBase, Settings
 from groundkb.embed import EMBEDDERS, EmbedderError
 from groundkb.embed.hashing import HashingEmbedder
@@ -198,7 +198,7 @@ def test_another_embedder_is_refused_until_reindex(
 
     page = docs / "concepts" / "notes.md"
     page.write_text(page.read_text() + "\nNotes can be pinned.\n")
-    with caplog.at_level(logging.WARNING, logger="groundkb.api"):
+    with caplog.at_level(logging.WARNING, logger="groundkb.api_writes"):
         report = other.ingest(docs, source="docs")
     assert report.updated == 1 and report.chunks_embedded == 0
     assert "groundkb reindex" in caplog.text
@@ -254,7 +254,7 @@ def test_the_keyword_kill_switch_never_opens_the_embedder(
     def refuse(settings: Settings) -> None:
         raise AssertionError("the embedder was opened")
 
-    monkeypatch.setattr(groundkb.api, "_open_embedder", refuse)
+    monkeypatch.setattr(groundkb.api_writes, "_open_embedder", refuse)
     kb = open_kb(retrieval="keyword")
     report = kb.ingest(docs, source="docs")
     assert report.ok and report.chunks_embedded == 0

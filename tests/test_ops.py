@@ -278,12 +278,12 @@ def test_the_history_buckets_searches_with_percentiles_and_rates(clock: Clock) -
 def test_an_embedder_that_cannot_open_degrades_searches_instead_of_failing_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import groundkb.api
+    import groundkb.api_writes
 
     def broken(settings: Settings) -> Any:
         raise MissingDependency("the local model needs the embed extra")
 
-    monkeypatch.setattr(groundkb.api, "_open_embedder", broken)
+    monkeypatch.setattr(groundkb.api_writes, "_open_embedder", broken)
     settings = Settings(db=str(tmp_path / "kb.db"), embedder="minilm", fallback_min_searches=2)
     with KnowledgeBase.open(settings=settings) as kb:
         state = kb.ops.retrieval(kb)
@@ -311,13 +311,13 @@ def test_the_search_that_loads_the_model_does_not_trip_the_latency_fallback(
     is not the latency searches have, and must not switch the server to keyword."""
     import time as _time
 
-    import groundkb.api
+    import groundkb.api_writes
 
     def slow_open(settings: Settings) -> object:
         _time.sleep(0.5)
         return HashingEmbedder()
 
-    monkeypatch.setattr(groundkb.api, "_open_embedder", slow_open)
+    monkeypatch.setattr(groundkb.api_writes, "_open_embedder", slow_open)
     settings = Settings(
         db=str(tmp_path / "kb.db"), embedder="hashing", fallback_p95_ms=300.0,
         fallback_min_searches=5,
