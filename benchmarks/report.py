@@ -344,7 +344,11 @@ def main() -> None:
         "",
         "Measured on the project's 2-core development machine (shared and noisy: compare",
         "numbers within one run). Regenerate with `make bench`, then",
-        "`python benchmarks/report.py`.",
+        "`python benchmarks/report.py`: it renders eight sections (retrieval quality by",
+        "mode, speed, SQLite and PostgreSQL, endpoint questions, web sources, tldr pages,",
+        "local embedding speed, REST vs MCP) from `benchmarks/results/*.json`, replacing",
+        "them whole (notes written into them by hand are lost), and keeps every other",
+        "section after them.",
         "",
     ]
     modes, when = load("retrieval_modes.json")
