@@ -6,7 +6,7 @@ you give (keyword-only or hybrid), with the engine's phases timed by wrapping th
 * ``analysis``: parsing the query, typo correction (``Searcher.parse``);
 * ``candidates``: the store's keyword candidates and chunk reads (SQL);
 * ``vectors``: starting the query's vector search (``_semantic``) and waiting for it
-  (``_Vectors.result``) once the keyword candidates are ranked;
+  (``PendingVectors.result``) once the keyword candidates are ranked;
 * ``vectors, in the background``: embedding the query and the nearest-neighbour search
   (``_nearest``), on another thread while keyword search runs; not part of the sum;
 * ``rescoring``: BM25F rescoring and boosts of every candidate (``_rank``);
@@ -75,14 +75,15 @@ def _timed(phase: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _instrument() -> None:
     from groundkb.ops import visible
-    from groundkb.search import engine
+    from groundkb.search import background, engine
     from groundkb.serve import mcp, mcp_output
 
     S = engine.Searcher
     S.parse = _timed("analysis", S.parse)  # type: ignore[method-assign]
     S._semantic = _timed("vectors", S._semantic)  # type: ignore[method-assign]
     S._nearest = _timed(BACKGROUND, S._nearest)  # type: ignore[method-assign]
-    engine._Vectors.result = _timed("vectors", engine._Vectors.result)  # type: ignore[method-assign]
+    P = background.PendingVectors
+    P.result = _timed("vectors", P.result)  # type: ignore[method-assign]
     S._rank = _timed("rescoring", S._rank)  # type: ignore[method-assign]
     S._hit = _timed("hits", S._hit)  # type: ignore[method-assign]
     V = visible.VisibleStore

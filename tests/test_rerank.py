@@ -115,7 +115,7 @@ def test_a_failed_model_is_left_alone_for_a_while(
 ) -> None:
     FakeModel.reply, FakeModel.status = "1", 503
     kb = open_kb(tmp_path, rerank_url=model_url, rerank_model="down")
-    with caplog.at_level(logging.WARNING, logger="groundkb.search.engine"):
+    with caplog.at_level(logging.WARNING, logger="groundkb.search.rerank"):
         first = kb.search("how do I create a widget")
         assert "503" in first.notice and len(FakeModel.seen) == 1
         second = kb.search("delete a widget")

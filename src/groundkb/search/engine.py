@@ -13,8 +13,10 @@ Ranking (documented in docs/ranking.md):
 
 The pieces live beside it: the BM25F rescoring in ``rescore.py``, hybrid fusion in
 ``fusion.py``, evidence scores in ``evidence.py``, verdicts in ``verdict.py``, hits and
-their order in ``hits.py``, and the command look-up and multi-intent paths in
-``special.py``.
+their order in ``hits.py``, the command look-up and multi-intent paths in
+``special.py``, the data derived from the whole index in ``derived.py``, the threads
+that find vector candidates beside keyword search in ``background.py``, and the
+optional rerank model in ``rerank.py``.
 """
 
 from __future__ import annotations
@@ -23,11 +25,10 @@ import contextvars
 import functools
 import logging
 import math
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .. import bounds
@@ -38,22 +39,23 @@ from ..analyze.text import (
     Clause,
     ParsedQuery,
     canonical_phrase,
-    tokenize,
 )
 from ..errors import InvalidInput
-from ..models import Filters, Hit, SearchResult, Verdict
+from ..models import Filters, Hit, SearchResult
 from ..ops.querylog import error_text
 from ..refreshing import Refreshing
 from ..settings import Settings
-from ..store.base import DocSummary, KeywordMatch, Store, chunk_key
-from .apis import ApiIndex, ApiWeights, operation_factor
+from ..store.base import KeywordMatch, Store, chunk_key
+from .apis import ApiWeights, operation_factor
+from .background import KEYWORD_ONLY, PendingVectors, background
 from .candidates import candidate_query, clause_df, correction
 from .commands import CommandIndex
+from .derived import Derived, build_derived
 from .evidence import score_evidence
 from .fusion import fuse
 from .hits import dedupe, distinct_titles, hit_of, lead_first, monotone
 from .meaning import Meaning, group_meanings
-from .rerank import Candidate, RerankError, endpoint_from_settings, reorder, reranker_for
+from .rerank import endpoint_from_settings, rerank_ranked, reranker_for
 from .rescore import Prepared, Ranked, bm25f, prepare, title_match
 from .special import command_result, multi_intent
 from .verdict import (
@@ -62,13 +64,11 @@ from .verdict import (
     Signals,
     decide,
     measure,
+    model_doubts,
     model_from_settings,
-    option_of,
 )
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
-
     from ..embed import Embedder
     from .vectors import Neighbours
 
@@ -78,72 +78,6 @@ MAX_QUERY_CHARS = bounds.MAX_QUERY_CHARS
 DF_CACHE_TERMS = 100_000  # document frequencies kept between index changes (_df)
 EMPTY_INDEX = "the index is empty: run `groundkb ingest` or `groundkb sync`"
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _forget_pool() -> None:
-    """In a forked child: the parent's worker threads do not exist there."""
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
-def _background() -> ThreadPoolExecutor:
-    """The threads that find a query's vector candidates while its keyword search runs
-    (embedding releases the GIL, and so does SQLite)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _pool = ThreadPoolExecutor(thread_name_prefix="groundkb-vectors")
-        return _pool
-
-
-@dataclass(frozen=True)
-class _Vectors:
-    """A query's vector candidates, being found in the background, or why there are none.
-
-    ``found`` resolves to the neighbours, or to a notice when the embedder failed (a
-    search then degrades to keyword); a store error is the search's error.
-    """
-
-    mode: str
-    notice: str = ""
-    found: Future[Neighbours | str] | None = None
-
-    def result(self) -> tuple[Neighbours | None, str, str]:
-        """(vector candidates or None, the mode used, why it fell back to keyword)."""
-        if self.found is None:
-            return None, self.mode, self.notice
-        got = self.found.result()
-        if isinstance(got, str):
-            return None, "keyword", got
-        return got, self.mode, ""
-
-
-_KEYWORD = _Vectors("keyword")
-
-
-@dataclass
-class _Derived:
-    """Data derived from the whole index, rebuilt when the store's change token changes;
-    ``df`` fills with the document frequencies of the terms queries use."""
-
-    token: str
-    df: dict[str, int]
-    n_chunks: int  # at least 1
-    empty: bool  # no chunk at all
-    avgdl: float
-    known_terms: frozenset[str]
-    commands: CommandIndex
-    apis: ApiIndex
-    filtered_commands: dict[Filters, CommandIndex] = field(default_factory=dict)
-
 
 def _unscored(r: Ranked, cosines: Mapping[str, float]) -> Scored:
     """A candidate whose evidence is not needed (yet): its rank, document and cosine."""
@@ -151,32 +85,6 @@ def _unscored(r: Ranked, cosines: Mapping[str, float]) -> Scored:
     return Scored(
         m, rank, 0.0, (), False, exact, in_title or bool(exact), (), cosine=cosines.get(m.chunk_id)
     )
-
-
-def _model_doubts(verdict: Verdict, top: Scored, signals: Signals) -> Verdict:
-    """The clarify that replaces an answer when the rerank model says none of the
-    results answers: ask before answering from the top hit."""
-    option = option_of(top.match.doc)
-    return Verdict(
-        "clarify",
-        round(signals.scope * (1 - signals.answer), 4),
-        "weak",
-        f"I think you mean {option.label} — is that right? The rerank model found no "
-        "result that answers; ask the user before answering from it.",
-        (option,),
-        (*verdict.evidence, "rerank model: no result answers"),
-    )
-
-
-def _known_terms(docs: Sequence[DocSummary]) -> frozenset[str]:
-    terms: set[str] = set()
-    for d in docs:
-        title = tokenize(d.title)
-        if len(title) <= 4:
-            terms.update(title)
-        for text in (*d.aliases, *d.keywords, d.command):
-            terms.update(tokenize(text))
-    return frozenset(terms)
 
 
 class Searcher:
@@ -196,7 +104,7 @@ class Searcher:
         # Derived data is rebuilt in the background while the index changes, the previous
         # version serving meanwhile (see refreshing.py); a search uses the version it started
         # with throughout. The store's change token says when it is stale.
-        self._derived_data: Refreshing[str, _Derived] = Refreshing(
+        self._derived_data: Refreshing[str, Derived] = Refreshing(
             self.store.change_token, self._build_derived
         )
         self._local = threading.local()  # the derived data this thread's search started with
@@ -204,7 +112,7 @@ class Searcher:
         self._reranker = reranker_for(endpoint) if endpoint is not None else None
 
     # ------------------------------------------------------------ derived data
-    def derived(self) -> _Derived:
+    def derived(self) -> Derived:
         return self._derived_data.get()
 
     def warm(self) -> None:
@@ -218,38 +126,16 @@ class Searcher:
         """The index was changed by this process: the next search rebuilds first."""
         self._derived_data.invalidate()
 
-    def _build_derived(self, token: str) -> _Derived:
-        stats = self.store.term_stats(())
-        every = self.store.list_documents(Filters(), limit=10**9)
-        commands = [d for d in every if d.type == "command"]
-        return _Derived(
-            token=token,
-            df={},
-            n_chunks=max(1, stats.chunks),
-            empty=stats.chunks == 0,
-            avgdl=stats.avg_length or 1.0,
-            known_terms=_known_terms(every),
-            commands=CommandIndex(commands),
-            apis=ApiIndex.build(every),
-        )
+    def _build_derived(self, token: str) -> Derived:
+        return build_derived(self.store, token)
 
-    def commands_for(self, filters: Filters, derived: _Derived | None = None) -> CommandIndex:
-        """The command index of the commands ``filters`` allow (cached per filter):
-        a command of another source is neither an answer nor a suggestion."""
-        derived = derived or self.derived()
-        if filters.is_empty():
-            return derived.commands
-        index = derived.filtered_commands.get(filters)
-        if index is None:
-            docs = [
-                d for d in derived.commands.docs if filters.allows(d.type, d.category, d.source)
-            ]
-            index = derived.filtered_commands[filters] = CommandIndex(docs)
-        return index
+    def commands_for(self, filters: Filters, derived: Derived | None = None) -> CommandIndex:
+        """The command index of the commands ``filters`` allow (``Derived.commands_for``)."""
+        return (derived or self.derived()).commands_for(filters)
 
-    def _current(self) -> _Derived:
+    def _current(self) -> Derived:
         """The derived data this thread's search started with (no store round trip)."""
-        current: _Derived | None = getattr(self._local, "derived", None)
+        current: Derived | None = getattr(self._local, "derived", None)
         return current if current is not None else self.derived()
 
     def _df(self, parsed: ParsedQuery) -> dict[str, int]:
@@ -387,26 +273,26 @@ class Searcher:
         return correction(word, similar, self._current().known_terms)
 
     # --------------------------------------------------------------- semantic
-    def _semantic(self, text: str, filters: Filters, limit: int) -> _Vectors:
+    def _semantic(self, text: str, filters: Filters, limit: int) -> PendingVectors:
         """Start finding the vector candidates of ``text`` in the background (hybrid and
         vector modes), or say why the search is keyword-only."""
         wanted = self.settings.retrieval
         if wanted == "keyword":
-            return _KEYWORD
+            return KEYWORD_ONLY
         try:
             embedder = self._embedder()
         except Exception as exc:  # any embedder failure degrades, never fails the search
             why = error_text(exc)
             log.warning("opening the embedder failed, searching by keyword: %s", why)
-            return _Vectors("keyword", f"embedder failed ({why}); keyword search only")
+            return PendingVectors("keyword", f"embedder failed ({why}); keyword search only")
         if embedder is None:  # keyword-only by configuration: nothing to report
-            return _KEYWORD
+            return KEYWORD_ONLY
         stored = self.store.embedder()  # a store error is the search's error
         if stored is None and self._current().empty:
-            return _Vectors("keyword", EMPTY_INDEX)
+            return PendingVectors("keyword", EMPTY_INDEX)
         if stored is None or stored[0] != embedder.name:
             have = stored[0] if stored else "no embeddings"
-            return _Vectors(
+            return PendingVectors(
                 "keyword",
                 (
                     f"index has {have}, configured embedder is {embedder.name}: "
@@ -416,8 +302,8 @@ class Searcher:
         k = max(self.settings.vector_candidates, limit * 2)
         # in the caller's context (the caller and shell the query log and audit name)
         context = contextvars.copy_context()
-        found = _background().submit(context.run, self._nearest, embedder, text, filters, k)
-        return _Vectors(wanted, found=found)
+        found = background().submit(context.run, self._nearest, embedder, text, filters, k)
+        return PendingVectors(wanted, found=found)
 
     def _nearest(self, embedder: Embedder, text: str, filters: Filters, k: int) -> Neighbours | str:
         """The nearest chunks to ``text``, or why the embedder failed (runs in the
@@ -437,7 +323,7 @@ class Searcher:
         text: str,
         filters: Filters,
         limit: int,
-        vectors: _Vectors = _KEYWORD,
+        vectors: PendingVectors = KEYWORD_ONLY,
         rerank: bool = True,
     ) -> SearchResult:
         """Keyword candidates rescored, fused with the vector candidates (when
@@ -490,7 +376,9 @@ class Searcher:
             )
         none_answers = False
         if self._reranker is not None and rerank and ranked:
-            ranked, none_answers, why = self._rerank(text, ranked)
+            ranked, none_answers, why = rerank_ranked(
+                self._reranker, text, ranked, self._current().apis
+            )
             notice = "; ".join(n for n in (notice, why) if n)
         keep = limit * max(1, self.settings.max_chunks_per_doc) + 10
         stats = self._clause_stats(parsed)
@@ -517,7 +405,7 @@ class Searcher:
         signals = measure(parsed, stats, scored, families, bool(matches), firsts, meanings)
         verdict, signals = decide(parsed, signals, model, bool(matches))
         if none_answers and verdict.reason in ("strong_match", "semantic_match"):
-            verdict = _model_doubts(verdict, scored[0], signals)
+            verdict = model_doubts(verdict, scored[0], signals)
         if verdict.reason in ("definition", "exact_title"):
             scored = lead_first(scored)
         hits = [
@@ -567,41 +455,8 @@ class Searcher:
 
     def _search_part(self, part: str, filters: Filters, limit: int, semantic: bool) -> SearchResult:
         """One part of a multi-intent question, searched the way the whole was."""
-        vectors = self._semantic(part, filters, limit) if semantic else _KEYWORD
+        vectors = self._semantic(part, filters, limit) if semantic else KEYWORD_ONLY
         return self._keyword(part, filters, limit, vectors, rerank=False)
-
-    def _rerank(self, text: str, ranked: Sequence[Ranked]) -> tuple[list[Ranked], bool, str]:
-        """``ranked`` in the order the rerank model gives its first distinct documents
-        (``rerank.py``); whether it said none of them answers; why it was not asked."""
-        reranker = self._reranker
-        assert reranker is not None
-        apis = self._current().apis
-        shown: list[Candidate] = []
-        seen: set[str] = set()
-        for r in ranked:
-            m = r[1]
-            if m.doc_id in seen:
-                continue
-            seen.add(m.doc_id)
-            method, path, _ = apis.endpoint(m.doc_id)
-            shown.append(
-                Candidate(
-                    m.doc_id,
-                    m.doc.title,
-                    ", ".join(x for x in (m.doc.category, m.doc.source) if x),
-                    f"{method} {path}" if path else "",
-                    " ".join(m.text.split())[: reranker.endpoint.chars],
-                )
-            )
-            if len(shown) >= reranker.size:
-                break
-        try:
-            picked = reranker.choose(text, shown)
-        except RerankError as exc:
-            if not exc.resting:
-                log.warning("reranking failed, the search keeps its own order: %s", exc)
-            return list(ranked), False, f"rerank failed ({exc}); the search's own order"
-        return reorder(ranked, [shown[i].doc_id for i in picked]), not picked, ""
 
     def _named_operations(
         self, parsed: ParsedQuery, filters: Filters, have: Sequence[KeywordMatch], limit: int
@@ -639,7 +494,7 @@ class Searcher:
         """What scoring a candidate for ``parsed`` needs that does not depend on the
         candidate, computed once per query (kept for the thread's current query)."""
         d = self._current()
-        cached: tuple[ParsedQuery, _Derived, Prepared] | None = getattr(self._local, "prep", None)
+        cached: tuple[ParsedQuery, Derived, Prepared] | None = getattr(self._local, "prep", None)
         if cached is not None and cached[0] is parsed and cached[1] is d:
             return cached[2]
         st = self.settings

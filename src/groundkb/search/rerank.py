@@ -33,6 +33,7 @@ HTTP client per endpoint in a process.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
@@ -48,6 +49,9 @@ from .rescore import Ranked
 
 if TYPE_CHECKING:
     from ..settings import Settings
+    from .apis import ApiIndex
+
+log = logging.getLogger(__name__)
 
 SYSTEM = (
     "You judge search results for a question about a product's documentation or API."
@@ -221,6 +225,39 @@ _shared: dict[RerankEndpoint, Reranker] = {}
 _shared_lock = threading.Lock()
 
 
+def rerank_ranked(
+    reranker: Reranker, text: str, ranked: Sequence[Ranked], apis: ApiIndex
+) -> tuple[list[Ranked], bool, str]:
+    """``ranked`` in the order the model gives its first distinct documents; whether it
+    said none of them answers; why it was not asked (a failure keeps the order)."""
+    shown: list[Candidate] = []
+    seen: set[str] = set()
+    for r in ranked:
+        m = r[1]
+        if m.doc_id in seen:
+            continue
+        seen.add(m.doc_id)
+        method, path, _ = apis.endpoint(m.doc_id)
+        shown.append(
+            Candidate(
+                m.doc_id,
+                m.doc.title,
+                ", ".join(x for x in (m.doc.category, m.doc.source) if x),
+                f"{method} {path}" if path else "",
+                " ".join(m.text.split())[: reranker.endpoint.chars],
+            )
+        )
+        if len(shown) >= reranker.size:
+            break
+    try:
+        picked = reranker.choose(text, shown)
+    except RerankError as exc:
+        if not exc.resting:
+            log.warning("reranking failed, the search keeps its own order: %s", exc)
+        return list(ranked), False, f"rerank failed ({exc}); the search's own order"
+    return reorder(ranked, [shown[i].doc_id for i in picked]), not picked, ""
+
+
 def reranker_for(endpoint: RerankEndpoint) -> Reranker:
     """One reranker (one HTTP client, one reply cache) per endpoint in a process: the
     knowledge base and every caller's view of it share it."""
@@ -240,5 +277,6 @@ __all__ = [
     "parse_reply",
     "prompt",
     "reorder",
+    "rerank_ranked",
     "reranker_for",
 ]

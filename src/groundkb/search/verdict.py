@@ -285,6 +285,21 @@ def _why(model: Logistic, values: Mapping[str, float]) -> tuple[str, ...]:
     )
 
 
+def model_doubts(verdict: Verdict, top: Scored, signals: Signals) -> Verdict:
+    """The clarify that replaces an answer when the rerank model says none of the
+    results answers: ask before answering from the top hit."""
+    option = option_of(top.match.doc)
+    return Verdict(
+        "clarify",
+        round(signals.scope * (1 - signals.answer), 4),
+        "weak",
+        f"I think you mean {option.label} — is that right? The rerank model found no "
+        "result that answers; ask the user before answering from it.",
+        (option,),
+        (*verdict.evidence, "rerank model: no result answers"),
+    )
+
+
 def decide(
     parsed: ParsedQuery, signals: Signals, model: VerdictModel, keyword_matched: bool
 ) -> tuple[Verdict, Signals]:
@@ -455,6 +470,7 @@ __all__ = [
     "command_verdict",
     "decide",
     "measure",
+    "model_doubts",
     "model_from_settings",
     "multi_intent_verdict",
     "option_of",
