@@ -10,8 +10,12 @@ count ``MATCH_FACTOR`` of their score and a common word left out of the candidat
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import itemgetter
+
+from ahocorasick_rs import AhoCorasick
 
 from ..analyze.text import ParsedQuery, stem
 from ..store.base import KeywordMatch
@@ -24,12 +28,16 @@ Ranked = tuple[float, KeywordMatch, str, bool, float]
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """The per-query part of scoring: per clause its alternatives as (padded needle,
+    """The per-query part of scoring: per clause its alternatives as (needle number,
     idf × (k1 + 1) × match factor) in groups — the word and its synonyms, then the other
-    forms of a verb, tried only when the first group matched nothing —, the field
-    weights, the stemmed phrase, the average length and BM25's k1 and b."""
+    forms of a verb, tried only when the first group matched nothing —, the needles (each
+    alternative as `` t1 t2 ``) in one automaton, the needles that can overlap themselves
+    by more than a space, the field weights, the stemmed phrase, the average length and
+    BM25's k1 and b."""
 
-    clauses: tuple[tuple[tuple[tuple[str, float], ...], ...], ...]
+    clauses: tuple[tuple[tuple[tuple[int, float], ...], ...], ...]
+    needles: AhoCorasick
+    bordered: frozenset[int]
     fields: tuple[tuple[str, float], ...]
     phrase: tuple[str, ...]
     avgdl: float
@@ -48,9 +56,10 @@ def prepare(
 ) -> Prepared:
     """What scoring a candidate for ``parsed`` needs that does not depend on the
     candidate (computed once per query)."""
-    clauses: list[tuple[tuple[tuple[str, float], ...], ...]] = []
+    numbers: dict[tuple[str, ...], int] = {}
+    clauses: list[tuple[tuple[tuple[int, float], ...], ...]] = []
     for clause in parsed.clauses:
-        alts: list[tuple[str, float]] = []
+        alts: list[tuple[int, float]] = []
         # The other forms of a verb count at the document frequency of the most frequent
         # of the word and its forms (as one stemmed term would), so a rare form never
         # outscores the word asked for; the word keeps its own.
@@ -58,24 +67,46 @@ def prepare(
         if any(a.kind == "inflection" for a in clause.alternatives):
             same = (a for a in clause.alternatives if a.kind in ("exact", "inflection"))
             shared = max(min(df.get(t, 0) for t in a.tokens) for a in same)
-        forms: list[tuple[str, float]] = []
+        forms: list[tuple[int, float]] = []
         for alt in clause.alternatives:
             n = min(df.get(t, 0) for t in alt.tokens)
             if alt.kind == "inflection":
                 n = shared
             idf = max(math.log((n_chunks - n + 0.5) / (n + 0.5)), 1e-6)
-            needle = " " + "  ".join(alt.tokens) + " "
-            scored = (needle, idf * (k1 + 1) * MATCH_FACTOR[alt.kind])
+            number = numbers.setdefault(alt.tokens, len(numbers))
+            scored = (number, idf * (k1 + 1) * MATCH_FACTOR[alt.kind])
             (forms if alt.kind == "inflection" else alts).append(scored)
         clauses.append((tuple(alts), tuple(forms)) if forms else (tuple(alts),))
     return Prepared(
         clauses=tuple(clauses),
+        needles=AhoCorasick([" " + " ".join(tokens) + " " for tokens in numbers]),
+        bordered=frozenset(n for tokens, n in numbers.items() if _bordered(tokens)),
         fields=tuple((f, weights.get(f, 1.0)) for f in FIELD_FACTOR),
         phrase=tuple(stem(t) for t in parsed.phrase),
         avgdl=avgdl,
         k1=k1,
         b=b,
     )
+
+
+def _bordered(tokens: tuple[str, ...]) -> bool:
+    """Whether the phrase begins with words it ends with ("a a", "a b a"): two of its
+    occurrences can then share words, not just the space between them."""
+    return any(tokens[:j] == tokens[-j:] for j in range(1, len(tokens)))
+
+
+def _apart(found: list[tuple[int, int, int]], bordered: frozenset[int]) -> list[int]:
+    """The needle numbers of ``found``, a bordered needle's occurrences taken left to right
+    where they share no word with the one taken before."""
+    out = []
+    ends: dict[int, int] = {}
+    for number, start, end in found:
+        if number in bordered:
+            if start < ends.get(number, 0):
+                continue
+            ends[number] = end - 1  # the next may begin at this one's closing space
+        out.append(number)
+    return out
 
 
 def bm25f(m: KeywordMatch, prep: Prepared) -> float:
@@ -88,16 +119,25 @@ def bm25f(m: KeywordMatch, prep: Prepared) -> float:
     stem-of-a-known-term, verb-form and typo alternatives count ``MATCH_FACTOR`` of their
     score: "delete" OR-ed with its synonyms must not outweigh "pod".
     """
-    # Tokens are single-space separated; doubling the spaces makes every " t "
-    # occurrence non-overlapping, so str.count counts terms and phrases exactly.
-    columns = []
+    # Fields are tokens separated by single spaces: every needle is found in one pass of
+    # the automaton over " field ", overlapping, so two occurrences may share the space
+    # between them (a needle that could share more is counted apart, ``_apart``).
+    frequencies: dict[int, float] = {}
     length = 0
     fields = m.fields
+    find = prep.needles.find_matches_as_indexes
     for f, weight in prep.fields:
         text = fields[f]
         if text:
             length += text.count(" ") + 1
-            columns.append((weight, " " + text.replace(" ", "  ") + " "))
+            found = find(" " + text + " ", overlapping=True)
+            if not found:
+                continue
+            numbers = _apart(found, prep.bordered) if prep.bordered else map(_first, found)
+            for number, n in Counter(numbers).items():
+                frequencies[number] = frequencies.get(number, 0.0) + weight * n
+    if not frequencies:
+        return 0.0
     norm = prep.k1 * (1 - prep.b + prep.b * length / prep.avgdl)
     total = 0.0
     for groups in prep.clauses:
@@ -105,17 +145,17 @@ def bm25f(m: KeywordMatch, prep: Prepared) -> float:
         for alts in groups:
             if best:  # the other forms of a verb count where the word itself is absent
                 break
-            for needle, scale in alts:
-                freq = 0.0
-                for w, padded in columns:
-                    if needle in padded:
-                        freq += w * padded.count(needle)
+            for number, scale in alts:
+                freq = frequencies.get(number)
                 if freq:
                     score = scale * freq / (freq + norm)
                     if score > best:
                         best = score
         total += best
     return total
+
+
+_first = itemgetter(0)
 
 
 def title_match(
