@@ -9,6 +9,7 @@ import random
 import pytest
 
 from groundkb.analyze.text import Alternative, Clause, ParsedQuery
+from groundkb.search.evidence import score_evidence
 from groundkb.search.rescore import Prepared, bm25f, prepare
 from groundkb.store.base import DocSummary, KeywordMatch
 
@@ -128,3 +129,30 @@ def test_bm25f_counts_every_alternative_as_the_plain_definition_does() -> None:
 def test_a_candidate_without_a_word_of_the_question_scores_zero() -> None:
     prep = _prepared(_query((("pod", "exact"),)), {"pod": 3})
     assert bm25f(_match(title="podcast", body="the pods of a podium"), prep) == 0.0
+
+
+def test_evidence_from_what_rescoring_found_equals_evidence_from_the_fields() -> None:
+    """``score_evidence`` reads where rescoring found each alternative (a candidate only
+    vector search found looks at its fields instead): both ways agree."""
+    rng = random.Random(11)
+    vocab = ["a", "b", "pod", "pods", "get", "list", "user", "3", "dimensional"]
+    kinds = ["exact", "synonym", "plural", "typo", "inflection"]
+    for _ in range(300):
+        fields = {f: " ".join(rng.choices(vocab, k=rng.randint(0, 8))) for f in WEIGHTS}
+        clauses = [
+            tuple(
+                (" ".join(rng.choices(vocab, k=rng.randint(1, 2))), kind)
+                for kind in ["exact", *rng.choices(kinds, k=rng.randint(0, 3))]
+            )
+            for _ in range(rng.randint(1, 4))
+        ]
+        parsed = _query(*clauses)
+        prep = _prepared(parsed, {w: rng.randint(0, 50) for w in vocab})
+        m = _match(**fields)
+        bm25f(m, prep)
+        holding = prep.fields_holding(m.chunk_id)
+        assert holding is not None
+        weights = [rng.random() for _ in parsed.clauses]
+        args = (1.0, m, "", False, parsed, weights, frozenset({"the"}))
+        assert score_evidence(*args, holding) == score_evidence(*args)
+    assert prep.fields_holding("another#0") is None

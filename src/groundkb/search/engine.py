@@ -541,8 +541,9 @@ class Searcher:
         rank, m, exact, in_title, bm25 = r
         if m.score != bm25:
             m = replace(m, score=bm25)
+        holding = self._prepared(parsed).fields_holding(m.chunk_id)
         s = score_evidence(
-            rank, m, exact, in_title, parsed, clause_weights, self.analyzer.stop_words
+            rank, m, exact, in_title, parsed, clause_weights, self.analyzer.stop_words, holding
         )
         cosine = cosines.get(s.match.chunk_id)
         return s if cosine is None else replace(s, cosine=cosine)

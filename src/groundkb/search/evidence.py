@@ -14,7 +14,7 @@ Evidence score, in [0, 1] and comparable across corpora:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..analyze.text import Alternative, ParsedQuery, stem, tokenize
 from ..store.base import DocSummary, KeywordMatch
@@ -45,8 +45,13 @@ def score_evidence(
     parsed: ParsedQuery,
     clause_weights: Sequence[float],
     stop_words: frozenset[str],
+    holding: Callable[[tuple[str, ...]], int] | None = None,
 ) -> Scored:
-    """The evidence for a ranked candidate: score, matched terms, explanation (above)."""
+    """The evidence for a ranked candidate: score, matched terms, explanation (above).
+
+    ``holding``: the fields that hold an alternative's tokens, as bits in
+    ``FIELD_FACTOR``'s order, when rescoring found them already (``Prepared.located``);
+    otherwise each field's words are looked at here."""
     total = 0.0
     got = 0.0
     named = 0.0
@@ -55,10 +60,16 @@ def score_evidence(
     guard = False
     best_kind_factor = 1.0
     name_factor = _name_factor(m, parsed, stop_words)
-    # the fields that have text, each with its factor and its words (split once)
+    # the fields that have text, each with its bit, its factor and its words (split once)
     fields = [
-        (f, name_factor if f in ("title", "aliases") else factor, text, frozenset(text.split()))
-        for f, factor in FIELD_FACTOR.items()
+        (
+            1 << bit,
+            f,
+            name_factor if f in ("title", "aliases") else factor,
+            text,
+            frozenset(text.split()) if holding is None else frozenset(),
+        )
+        for bit, (f, factor) in enumerate(FIELD_FACTOR.items())
         if (text := m.fields[f])
     ]
 
@@ -72,10 +83,15 @@ def score_evidence(
                 break  # the other forms of a verb count where the word itself is absent
             kind = MATCH_FACTOR[alt.kind]
             tokens = alt.tokens
-            for field, factor, text, words in fields:
+            held = holding(tokens) if holding is not None else 0
+            for bit, field, factor, text, words in fields:
                 if factor * kind <= best:
                     continue
-                if tokens[0] in words if len(tokens) == 1 else contains(text, tokens):
+                if holding is not None:
+                    found = bool(held & bit)
+                else:
+                    found = tokens[0] in words if len(tokens) == 1 else contains(text, tokens)
+                if found:
                     best = factor * kind
                     where, via = field, alt
         if via is not None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from operator import itemgetter
 
 from ahocorasick_rs import AhoCorasick
@@ -21,6 +21,8 @@ from ..analyze.text import ParsedQuery, stem
 from ..store.base import KeywordMatch
 from .evidence import FIELD_FACTOR, MATCH_FACTOR, contains, stemmed_aliases
 
+# needle number -> the fields holding it, as bits in FIELD_FACTOR's order
+Located = dict[int, int]
 # rank, match, exact ("title"/"alias"/""), in title, BM25F (put into the match only for
 # the candidates that are scored: copying a frozen match costs more than scoring it)
 Ranked = tuple[float, KeywordMatch, str, bool, float]
@@ -31,18 +33,30 @@ class Prepared:
     """The per-query part of scoring: per clause its alternatives as (needle number,
     idf × (k1 + 1) × match factor) in groups — the word and its synonyms, then the other
     forms of a verb, tried only when the first group matched nothing —, the needles (each
-    alternative as `` t1 t2 ``) in one automaton, the needles that can overlap themselves
-    by more than a space, the field weights, the stemmed phrase, the average length and
-    BM25's k1 and b."""
+    alternative as `` t1 t2 ``) in one automaton and their numbers by tokens, the needles
+    that can overlap themselves by more than a space, the field weights, the stemmed
+    phrase, the average length and BM25's k1 and b; and, filled in by ``bm25f``, where
+    each candidate scored so far holds each needle (``Located``)."""
 
     clauses: tuple[tuple[tuple[tuple[int, float], ...], ...], ...]
     needles: AhoCorasick
+    numbers: Mapping[tuple[str, ...], int]
     bordered: frozenset[int]
     fields: tuple[tuple[str, float], ...]
     phrase: tuple[str, ...]
     avgdl: float
     k1: float
     b: float
+    located: dict[str, Located] = field(default_factory=dict)
+
+    def fields_holding(self, chunk_id: str) -> Callable[[tuple[str, ...]], int] | None:
+        """For a candidate ``bm25f`` scored: the fields that hold an alternative's
+        tokens, as bits in ``FIELD_FACTOR``'s order (None for one it did not score)."""
+        located = self.located.get(chunk_id)
+        if located is None:
+            return None
+        numbers = self.numbers
+        return lambda tokens: located.get(numbers[tokens], 0)
 
 
 def prepare(
@@ -80,6 +94,7 @@ def prepare(
     return Prepared(
         clauses=tuple(clauses),
         needles=AhoCorasick([" " + " ".join(tokens) + " " for tokens in numbers]),
+        numbers=numbers,
         bordered=frozenset(n for tokens, n in numbers.items() if _bordered(tokens)),
         fields=tuple((f, weights.get(f, 1.0)) for f in FIELD_FACTOR),
         phrase=tuple(stem(t) for t in parsed.phrase),
@@ -123,10 +138,11 @@ def bm25f(m: KeywordMatch, prep: Prepared) -> float:
     # the automaton over " field ", overlapping, so two occurrences may share the space
     # between them (a needle that could share more is counted apart, ``_apart``).
     frequencies: dict[int, float] = {}
+    located: Located = {}
     length = 0
     fields = m.fields
     find = prep.needles.find_matches_as_indexes
-    for f, weight in prep.fields:
+    for bit, (f, weight) in enumerate(prep.fields):
         text = fields[f]
         if text:
             length += text.count(" ") + 1
@@ -136,6 +152,8 @@ def bm25f(m: KeywordMatch, prep: Prepared) -> float:
             numbers = _apart(found, prep.bordered) if prep.bordered else map(_first, found)
             for number, n in Counter(numbers).items():
                 frequencies[number] = frequencies.get(number, 0.0) + weight * n
+                located[number] = located.get(number, 0) | 1 << bit
+    prep.located[m.chunk_id] = located
     if not frequencies:
         return 0.0
     norm = prep.k1 * (1 - prep.b + prep.b * length / prep.avgdl)
