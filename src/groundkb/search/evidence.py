@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from ..analyze.text import Alternative, ParsedQuery, stem, tokenize
 from ..store.base import DocSummary, KeywordMatch
@@ -32,9 +33,15 @@ def contains(haystack: str, needle: tuple[str, ...]) -> bool:
     return f" {' '.join(needle)} " in f" {haystack} "
 
 
-def stemmed_aliases(m: KeywordMatch) -> list[str]:
+def stemmed_aliases(m: KeywordMatch) -> tuple[str, ...]:
     """The document's aliases as stems, for comparing with a (stemmed) query phrase."""
-    return [" ".join(stem(t) for t in tokenize(a)) for a in m.doc.aliases]
+    return _stemmed(m.doc.aliases) if m.doc.aliases else ()
+
+
+@lru_cache(maxsize=4096)
+def _stemmed(aliases: tuple[str, ...]) -> tuple[str, ...]:
+    # every candidate of every question asks again: an API operation has several aliases
+    return tuple(" ".join(stem(t) for t in tokenize(a)) for a in aliases)
 
 
 def score_evidence(

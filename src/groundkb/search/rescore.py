@@ -10,10 +10,8 @@ count ``MATCH_FACTOR`` of their score and a common word left out of the candidat
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from operator import itemgetter
 
 from ahocorasick_rs import AhoCorasick
 
@@ -110,20 +108,6 @@ def _bordered(tokens: tuple[str, ...]) -> bool:
     return any(tokens[:j] == tokens[-j:] for j in range(1, len(tokens)))
 
 
-def _apart(found: list[tuple[int, int, int]], bordered: frozenset[int]) -> list[int]:
-    """The needle numbers of ``found``, a bordered needle's occurrences taken left to right
-    where they share no word with the one taken before."""
-    out = []
-    ends: dict[int, int] = {}
-    for number, start, end in found:
-        if number in bordered:
-            if start < ends.get(number, 0):
-                continue
-            ends[number] = end - 1  # the next may begin at this one's closing space
-        out.append(number)
-    return out
-
-
 def bm25f(m: KeywordMatch, prep: Prepared) -> float:
     """BM25F of a candidate with one term per clause: the clause's best alternative.
 
@@ -133,29 +117,54 @@ def bm25f(m: KeywordMatch, prep: Prepared) -> float:
     verb only where the word and its synonyms are absent), and synonym,
     stem-of-a-known-term, verb-form and typo alternatives count ``MATCH_FACTOR`` of their
     score: "delete" OR-ed with its synonyms must not outweigh "pod".
+
+    Records in ``prep.located`` which fields hold each alternative.
     """
-    # Fields are tokens separated by single spaces: every needle is found in one pass of
-    # the automaton over " field ", overlapping, so two occurrences may share the space
-    # between them (a needle that could share more is counted apart, ``_apart``).
-    frequencies: dict[int, float] = {}
-    located: Located = {}
+    # Fields are tokens separated by single spaces. Joined as " f1 \n f2 \n ... ", every
+    # needle (" t1 t2 ") is found in one overlapping pass of the automaton: two
+    # occurrences may share the space between them, never a line break. A bordered
+    # needle's occurrences are taken left to right, each sharing no word with the last.
+    texts: list[str] = []
+    starts: list[int] = []  # where each field begins in the joined text
+    slots: list[int] = []  # and its place in prep.fields
     length = 0
+    at = 0
     fields = m.fields
-    find = prep.needles.find_matches_as_indexes
-    for bit, (f, weight) in enumerate(prep.fields):
+    for slot, (f, _) in enumerate(prep.fields):
         text = fields[f]
         if text:
             length += text.count(" ") + 1
-            found = find(" " + text + " ", overlapping=True)
-            if not found:
-                continue
-            numbers = _apart(found, prep.bordered) if prep.bordered else map(_first, found)
-            for number, n in Counter(numbers).items():
-                frequencies[number] = frequencies.get(number, 0.0) + weight * n
-                located[number] = located.get(number, 0) | 1 << bit
+            texts.append(text)
+            starts.append(at)
+            slots.append(slot)
+            at += len(text) + 3
+    found = prep.needles.find_matches_as_indexes(" " + " \n ".join(texts) + " ", overlapping=True)
+    located: Located = {}
     prep.located[m.chunk_id] = located
-    if not frequencies:
+    if not found:
         return 0.0
+    counts: dict[int, int] = {}  # needle number × 8 + field slot -> occurrences
+    bordered = prep.bordered
+    ends: dict[int, int] = {}
+    last = len(starts) - 1
+    for number, start, end in found:
+        if bordered and number in bordered:
+            if start < ends.get(number, 0):
+                continue
+            ends[number] = end - 1  # the next may begin at this one's closing space
+        i = last
+        while starts[i] > start:
+            i -= 1
+        key = number << 3 | slots[i]  # five fields: a slot fits in three bits
+        counts[key] = counts.get(key, 0) + 1
+    # Matches come in text order, so each needle's fields come in prep.fields order: its
+    # frequency adds up weight × occurrences field by field, as FTS5's does.
+    frequencies: dict[int, float] = {}
+    weights = prep.fields
+    for key, n in counts.items():
+        number, slot = key >> 3, key & 7
+        frequencies[number] = frequencies.get(number, 0.0) + weights[slot][1] * n
+        located[number] = located.get(number, 0) | 1 << slot
     norm = prep.k1 * (1 - prep.b + prep.b * length / prep.avgdl)
     total = 0.0
     for groups in prep.clauses:
@@ -171,9 +180,6 @@ def bm25f(m: KeywordMatch, prep: Prepared) -> float:
                         best = score
         total += best
     return total
-
-
-_first = itemgetter(0)
 
 
 def title_match(

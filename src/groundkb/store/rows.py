@@ -11,6 +11,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from rapidfuzz import process
@@ -106,7 +107,13 @@ def _strings(text: str | list[str]) -> tuple[str, ...]:
     most are empty, which needs no parser (listing every document at start-up)."""
     if isinstance(text, list):
         return tuple(text)
-    return () if text == "[]" else tuple(json.loads(text))
+    return () if text == "[]" else _parsed_strings(text)
+
+
+@lru_cache(maxsize=4096)
+def _parsed_strings(text: str) -> tuple[str, ...]:
+    # the aliases and keywords of every candidate row, again for every question
+    return tuple(json.loads(text))
 
 
 def summary(r: Sequence[Any]) -> DocSummary:
