@@ -352,7 +352,8 @@ class Searcher:
         matches = self.store.keyword_candidates(query)
         matches = [*matches, *self._named_operations(parsed, filters, matches, pool)]
         # Rank every candidate (cheap), then gather evidence for the ones that can be shown.
-        ranked = sorted((self._rank(m, parsed) for m in matches), key=lambda r: -r[0])
+        prep = self._prepared(parsed)
+        ranked = sorted((self._rank(m, parsed, prep=prep) for m in matches), key=lambda r: -r[0])
         semantic: Sequence[tuple[str, float]] | None
         semantic, mode, notice = vectors.result()
         model = model_from_settings(self.settings, mode)
@@ -370,7 +371,7 @@ class Searcher:
                 mode,
                 self.settings,
                 lambda ids, keyword: [
-                    self._rank(m, parsed, keyword) for m in self.store.chunk_matches(ids)
+                    self._rank(m, parsed, keyword, prep) for m in self.store.chunk_matches(ids)
                 ],
                 lambda m: self._operation_factor(m, parsed),
             )
@@ -503,12 +504,19 @@ class Searcher:
         self._local.prep = (parsed, d, prepared)
         return prepared
 
-    def _rank(self, m: KeywordMatch, parsed: ParsedQuery, keyword: bool = True) -> Ranked:
+    def _rank(
+        self,
+        m: KeywordMatch,
+        parsed: ParsedQuery,
+        keyword: bool = True,
+        prep: Prepared | None = None,
+    ) -> Ranked:
         """BM25F × (1 + boost), and whether the query phrase is the title or an alias.
 
         ``keyword=False`` for a candidate only vector search found: it has no keyword rank.
+        ``prep``: ``parsed`` prepared, when the caller has it already.
         """
-        prep = self._prepared(parsed)
+        prep = prep if prep is not None else self._prepared(parsed)
         bm25 = bm25f(m, prep) if keyword else 0.0
         exact, in_title = title_match(m, prep.phrase, self.analyzer.stop_words)
         boost = self.settings.title_phrase_boost

@@ -192,7 +192,8 @@ def title_match(
     aliases = stemmed_aliases(m)
     title = m.fields["title"]
     exact = ""
-    if tuple(t for t in title.split() if t not in stop_words) == phrase:
+    # a title that is the phrase holds its last word: most candidates' titles do not
+    if phrase[-1] in title and tuple(t for t in title.split() if t not in stop_words) == phrase:
         exact = "title"
     elif any(tuple(a.split()) == phrase for a in aliases):
         exact = "alias"
