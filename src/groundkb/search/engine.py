@@ -397,7 +397,7 @@ class Searcher:
         scored = []
         for i, r in enumerate(window):
             if i in need:
-                scored.append(self._score(r, parsed, clause_weights, cosines))
+                scored.append(self._score(r, parsed, clause_weights, cosines, prep))
             else:
                 later = _unscored(r, cosines)
                 pending[id(later)] = r
@@ -410,7 +410,9 @@ class Searcher:
         if verdict.reason in ("definition", "exact_title"):
             scored = lead_first(scored)
         hits = [
-            self._score(pending[id(s)], parsed, clause_weights, cosines) if id(s) in pending else s
+            self._score(pending[id(s)], parsed, clause_weights, cosines, prep)
+            if id(s) in pending
+            else s
             for s in dedupe(scored, limit, self.settings.max_chunks_per_doc)
         ]
         suggestions: tuple[str, ...] = ()
@@ -545,11 +547,13 @@ class Searcher:
         parsed: ParsedQuery,
         clause_weights: list[float],
         cosines: Mapping[str, float],
+        prep: Prepared,
     ) -> Scored:
+        """The evidence of a ranked candidate, from what ranking it with ``prep`` found."""
         rank, m, exact, in_title, bm25 = r
         if m.score != bm25:
             m = replace(m, score=bm25)
-        holding = self._prepared(parsed).fields_holding(m.chunk_id)
+        holding = prep.fields_holding(m.chunk_id)
         s = score_evidence(
             rank, m, exact, in_title, parsed, clause_weights, self.analyzer.stop_words, holding
         )

@@ -23,6 +23,7 @@ from .verdict import Scored
 
 FIELD_FACTOR = {"title": 1.0, "aliases": 1.0, "keywords": 0.8, "header": 0.7, "body": 0.4}
 MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "inflection": 0.5, "typo": 0.8, "synonym": 0.5}
+_NO_WORDS: frozenset[str] = frozenset()
 _RUN = re.compile(r"[^\W_]+")  # a run of letters and digits: the words a snippet counts
 
 
@@ -74,7 +75,7 @@ def score_evidence(
             f,
             name_factor if f in ("title", "aliases") else factor,
             text,
-            frozenset(text.split()) if holding is None else frozenset(),
+            frozenset(text.split()) if holding is None else _NO_WORDS,
         )
         for bit, (f, factor) in enumerate(FIELD_FACTOR.items())
         if (text := m.fields[f])
