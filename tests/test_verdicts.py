@@ -281,3 +281,25 @@ def test_a_command_a_leading_page_shows_further_down_does_not_compete_with_it(
     # the page's export section shows the command: one meaning, nothing to tell apart
     assert r.signals["lead"] == 1.0
     assert (r.verdict.kind, r.verdict.reason) == ("answer", "strong_match")
+
+
+@pytest.mark.parametrize("embedder", ["none", "hashing"])
+def test_a_form_of_a_verb_the_docs_use_is_no_unseen_word(tmp_path: Path, embedder: str) -> None:
+    """Docs that say "get" know "getting": it neither lowers the share of the question
+    the index knows nor is named among the words it never mentions (keyword search keeps
+    the verb's forms in the query; hybrid search parses without them)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notify.md").write_text(
+        "# Notifications\n\nGet an email whenever a task is assigned to you.\n", encoding="utf-8"
+    )
+    retrieval = "keyword" if embedder == "none" else "hybrid"
+    settings = Settings(db=str(tmp_path / "kb.db"), embedder=embedder, retrieval=retrieval)
+    with KnowledgeBase.open(settings=settings) as kb:
+        assert kb.ingest(docs, source="docs").ok
+        assert kb.search("getting emails").signals["known"] == 1.0
+        r = kb.search("getting zucchini")
+        assert r.signals["known"] < 1.0
+        if r.verdict.reason == "unknown_terms":
+            assert "'zucchini'" in r.verdict.message
+            assert "getting" not in r.verdict.message

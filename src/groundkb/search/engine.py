@@ -27,7 +27,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -39,6 +39,7 @@ from ..analyze.text import (
     Clause,
     ParsedQuery,
     canonical_phrase,
+    stem,
 )
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
@@ -138,15 +139,17 @@ class Searcher:
         current: Derived | None = getattr(self._local, "derived", None)
         return current if current is not None else self.derived()
 
-    def _df(self, parsed: ParsedQuery) -> dict[str, int]:
-        """Document frequencies of every term of the query's clauses (one store call for
-        the terms not seen since the index last changed). The cache holds at most
-        ``DF_CACHE_TERMS`` terms: past that it starts again from this query's terms (a
-        server that never sees the index change would otherwise keep every word it was
-        ever asked, typos included). Callers read the dictionary this returns."""
+    def _df(self, parsed: ParsedQuery, more: Collection[str] = ()) -> dict[str, int]:
+        """Document frequencies of every term of the query's clauses, and of ``more``
+        (one store call for the terms not seen since the index last changed). The cache
+        holds at most ``DF_CACHE_TERMS`` terms: past that it starts again from this
+        query's terms (a server that never sees the index change would otherwise keep
+        every word it was ever asked, typos included). Callers read the dictionary this
+        returns."""
         d = self._current()
         df = d.df
         terms = {t for c in parsed.clauses for a in c.alternatives for t in a.tokens}
+        terms.update(more)
         # not ``terms - df.keys()``: that walks every term cached so far (a view is no
         # set), a cost that grew with each new query until the index changed
         missing = [t for t in terms if t not in df]
@@ -475,8 +478,9 @@ class Searcher:
         """Per clause: the idf of how common it is (``clause_df``: its most frequent
         alternative the index has; an unseen clause gets the largest idf), and whether
         the index knows it as written or only after typo correction. The other forms of
-        a verb are left out: they widen what is found, not what was asked (the verdict
-        weighs and knows the word as asked)."""
+        a verb count only for a word the index lacks as written: "getting" is known to
+        an index that has "get", and as common as "get" (a form of a known verb is no
+        sign that the question is about something the index does not cover)."""
         d = self._current()
         frequencies = self._df(parsed)
         out = []
@@ -488,10 +492,24 @@ class Searcher:
             ]
             df = clause_df(clause, frequencies)
             known = any(x > 0 and kind != "typo" for x, kind in found)
+            if not known and (forms := self._verb_forms(asked)):
+                frequencies = self._df(parsed, forms)
+                form_df = max(frequencies.get(f, 0) for f in forms)
+                if form_df > 0:
+                    known, df = True, form_df
             typo = not known and any(x > 0 for x, _ in found)
             weight = math.log(1.0 + (d.n_chunks - df + 0.5) / (df + 0.5))
             out.append(ClauseStat(weight, known, typo))
         return out
+
+    def _verb_forms(self, clause: Clause) -> tuple[str, ...]:
+        """The other forms of a one-word clause's verb, as indexed terms: those the
+        query kept, else the lexicon's (hybrid search parses without them)."""
+        kept = tuple(a.tokens[0] for a in clause.alternatives if a.kind == "inflection")
+        word = clause.original
+        if kept or self.analyzer.inflections is None or " " in word:
+            return kept
+        return tuple(sorted({stem(f) for f in self.analyzer.inflections(word)} - {word}))
 
     def _prepared(self, parsed: ParsedQuery) -> Prepared:
         """What scoring a candidate for ``parsed`` needs that does not depend on the
