@@ -119,6 +119,68 @@ def test_each_tldr_example_is_a_chunk_headed_by_its_task(kb: KnowledgeBase) -> N
     assert "tar xvf" in hit.snippet
 
 
+def _page(folder: Path, name: str, text: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.md").write_text(text, encoding="utf-8")
+
+
+def test_a_tldr_alias_page_leads_to_the_command_it_stands_for(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """Looking up an alias answers with the alias and, as the next hit, the page of the
+    command it stands for (on the alias's platform first), whose examples the alias page
+    does not repeat; an alias of a command the knowledge base lacks says so."""
+    pages = tmp_path / "pages"
+    alias_page = (
+        "# docker commit\n\n> This command is an alias of `docker container commit`.\n\n"
+        "- View documentation for the original command:\n\n`tldr docker container commit`\n"
+    )
+    _page(pages / "common", "docker-commit", alias_page)
+    _page(
+        pages / "common",
+        "docker-container-commit",
+        "# docker container commit\n\n> Create a new image from a container's changes.\n\n"
+        "- Create an image from a specific container:\n\n"
+        "`docker container commit {{container}} {{image}}:{{tag}}`\n",
+    )
+    _page(
+        pages / "osx",
+        "gls",
+        "# gls\n\n> This command is an alias of GNU `ls`.\n\n"
+        "- View documentation for the original command:\n\n`tldr ls`\n",
+    )
+    _page(pages / "linux", "ls", "# ls\n\n> List directory contents.\n\n- List files:\n\n`ls`\n")
+    _page(pages / "osx", "ls", "# ls\n\n> List directory contents.\n\n- List files:\n\n`ls`\n")
+    _page(
+        pages / "common",
+        "kafkacat",
+        "# kafkacat\n\n> This command is an alias of `kcat`.\n\n"
+        "- View documentation for the original command:\n\n`tldr kcat`\n",
+    )
+    assert kb.ingest(pages, source="tldr").ok
+    assert kb.get("tldr:common/docker-commit").metadata["alias_of"] == "docker container commit"
+    assert "alias_of" not in kb.get("tldr:common/docker-container-commit").metadata
+
+    r = kb.search("docker commit")
+    assert (r.verdict.kind, r.verdict.reason) == ("answer", "exact_command")
+    assert [h.doc_id for h in r.hits] == [
+        "tldr:common/docker-commit",
+        "tldr:common/docker-container-commit",
+    ]
+    assert "alias of `docker container commit`" in r.verdict.message
+    assert r.hits[0].score > r.hits[1].score  # scores follow rank order
+    # GNU `ls` on macOS: the macOS page of ls, not the Linux one
+    assert [h.doc_id for h in kb.search("gls").hits] == ["tldr:osx/gls", "tldr:osx/ls"]
+    # the command it stands for is not in the knowledge base: said, not invented
+    r = kb.search("kafkacat")
+    assert [h.doc_id for h in r.hits] == ["tldr:common/kafkacat"]
+    assert "does not document" in r.verdict.message
+    # a search for one hit is the alias alone
+    assert [h.doc_id for h in kb.search("docker commit", limit=1).hits] == [
+        "tldr:common/docker-commit"
+    ]
+
+
 def test_a_single_tldr_page_takes_its_platform_from_its_folder(kb: KnowledgeBase) -> None:
     kb.ingest(TLDR / "linux" / "tar.md", source="one")
     assert [d.id for d in kb.list_documents()] == ["tldr:linux/tar"]

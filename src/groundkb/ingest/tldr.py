@@ -20,7 +20,9 @@ page's name (``git commit``), which exact command look-ups match. Category: the
 platform. Summary: the description lines. Examples: each ``- description:`` with its
 code (``{{placeholders}}`` kept as written), each a section (and so a chunk) of its own
 under its description (``examples_markdown``). ``metadata``: ``command``, ``platform``
-and ``more_info`` (the "More information" link).
+and ``more_info`` (the "More information" link); for an alias page ("This command is an
+alias of `docker container commit`.", "... an alias of GNU `ls`."), ``alias_of``: the
+command it stands for, so that looking the alias up also finds that command's page.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ _MORE = re.compile(r"^More information:\s*<?([^>\s]+)>?\.?\s*$", re.I)
 _NOT_PLATFORMS = frozenset({"", "pages", "tldr", "."})
 # tldr marks an option's mnemonic letters in a description: "E[x]tract an archive [f]ile".
 _MNEMONIC = re.compile(r"\[([A-Za-z]{1,2})\]")
+# tldr's alias pages: "This command is an alias of `docker container commit`." (or "Note:
+# This command is an alias of ...", "... an alias of GNU `ls`.")
+_ALIAS = re.compile(r"^(?:Note:\s*)?This command is an alias of (?:GNU )?`([^`]+)`", re.I)
 
 
 def _shape(text: str) -> tuple[str, list[str], list[tuple[str, str]]] | None:
@@ -113,7 +118,7 @@ def platform_of(origin: str, base_dir: str) -> str:
 
 class TldrLoader:
     name = "tldr"
-    version = "3"
+    version = "4"
     suffixes: tuple[str, ...] = (".md",)
 
     def sniff(self, data: bytes) -> bool:
@@ -131,7 +136,7 @@ class TldrLoader:
                 FileError(path, "not a tldr page (# name, > description, - example: `code`)")
             ]
         name, desc_lines, pairs = shape
-        more = ""
+        more = alias_of = ""
         description: list[str] = []
         for line in desc_lines:
             m = _MORE.match(line)
@@ -139,6 +144,9 @@ class TldrLoader:
                 more = m.group(1)
             else:
                 description.append(line)
+                alias = _ALIAS.match(line)
+                if alias and not alias_of:
+                    alias_of = " ".join(alias.group(1).split())
         summary = " ".join(description)
         platform = platform_of(path, ctx.base_dir)
         examples = tuple(Example(code=code, description=d) for d, code in pairs)
@@ -159,6 +167,11 @@ class TldrLoader:
             examples=examples,
             origin=path,
             origin_hash=ctx.origin_hash,
-            metadata={"command": name, "platform": platform, "more_info": more},
+            metadata={
+                "command": name,
+                "platform": platform,
+                "more_info": more,
+                **({"alias_of": alias_of} if alias_of else {}),
+            },
         )
         return [finalize(doc, chunk_markdown(doc, body, ctx.max_chunk_tokens))], []

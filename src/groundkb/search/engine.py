@@ -182,11 +182,12 @@ class Searcher:
         outer = getattr(self._local, "derived", None)
         self._local.derived = derived  # one version of the derived data per search
         try:
-            command = None
+            command, commands = None, None
             if not filters.types or "command" in filters.types:
-                command = self.commands_for(filters, derived).lookup(text)
+                commands = self.commands_for(filters, derived)
+                command = commands.lookup(text)
             if command is not None:
-                result = command_result(self.store, text, command, limit, self._hit)
+                result = command_result(self.store, text, command, limit, self._hit, commands)
             else:
                 result = self._keyword(text, filters, limit, self._semantic(text, filters, limit))
                 # "workspace and widgets": two topics, each answered, answer with both

@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable
 
 from ..models import Chunk, Hit, SearchResult
-from ..store.base import KeywordMatch, Store
-from .commands import CommandMatch
+from ..store.base import DocSummary, KeywordMatch, Store
+from .commands import CommandIndex, CommandMatch, command_name
 from .verdict import Scored, command_verdict, multi_intent_verdict
 
 MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
@@ -19,17 +19,33 @@ MakeHit = Callable[[Scored, int, str, float], Hit]
 
 
 def command_result(
-    store: Store, text: str, cm: CommandMatch, limit: int, make_hit: MakeHit
+    store: Store,
+    text: str,
+    cm: CommandMatch,
+    limit: int,
+    make_hit: MakeHit,
+    index: CommandIndex | None = None,
 ) -> SearchResult:
     """The result of a query the command index answered (exactly, by completion, or
-    with suggestions): each command's first chunk as its hit."""
+    with suggestions): each command's first chunk as its hit. A command that is an
+    alias of another (a document whose ``metadata["alias_of"]`` names it, as tldr's
+    alias pages do) is followed by the page of the command it stands for, looked up in
+    ``index``."""
     hits: list[Hit] = []
-    shown = cm.docs[:limit]
+    shown = list(cm.docs[:limit])
+    documents = {d.id: d for d in store.documents([d.id for d in shown])}
+    alias_of, target = "", None
+    if len({d.id for d in cm.docs}) == 1 and cm.kind in ("exact", "completed"):
+        alias_of = str(documents[shown[0].id].metadata.get("alias_of", "")) if documents else ""
+        target = _alias_target(alias_of, shown[0], index) if alias_of else None
+        if target is not None and limit > 1:
+            shown.append(target)
+            documents.update((d.id, d) for d in store.documents([target.id]))
     ids = [d.id for d in shown]
     firsts: dict[str, Chunk] = {}
     for c in store.chunks(ids):
         firsts.setdefault(c.doc_id, c)
-    hashes = {d.id: d.content_hash for d in store.documents(ids)}
+    hashes = {i: d.content_hash for i, d in documents.items()}
     words = tuple(text.lower().split())
     for rank, doc in enumerate(shown, 1):
         first = firsts.get(doc.id)
@@ -48,7 +64,9 @@ def command_result(
         score = {"exact": 1.0, "completed": 0.9}.get(cm.kind, 0.5)
         if len(cm.docs) > 1:
             score = 0.5  # several commands: which one is asked
-        exact = "title" if cm.kind == "exact" else ""
+        elif rank > 1:
+            score *= 0.9  # the command an alias stands for, after the alias
+        exact = "title" if cm.kind == "exact" and rank == 1 else ""
         s = Scored(
             match,
             0.0,
@@ -62,11 +80,27 @@ def command_result(
         hits.append(make_hit(s, rank, "command", score))
     return SearchResult(
         text,
-        command_verdict(text, cm),
+        command_verdict(text, cm, alias_of, target),
         tuple(hits),
         suggestions=cm.suggestions,
         terms=words,
     )
+
+
+def _alias_target(
+    alias_of: str, alias: DocSummary, index: CommandIndex | None
+) -> DocSummary | None:
+    """The command document ``alias_of`` names: on the alias's own platform (category)
+    first, then on the platform every page is on ("common"), then any; None when the
+    knowledge base has no such command (or only the alias itself)."""
+    if index is None:
+        return None
+    found = [d for d in index.by_name.get(command_name(alias_of), []) if d.id != alias.id]
+    for category in (alias.category, "common"):
+        for d in found:
+            if d.category == category:
+                return d
+    return found[0] if found else None
 
 
 def multi_intent(

@@ -405,19 +405,35 @@ def decide(
     )
 
 
-def command_verdict(query: str, cm: CommandMatch) -> Verdict:
+def command_verdict(
+    query: str, cm: CommandMatch, alias_of: str = "", target: DocSummary | None = None
+) -> Verdict:
+    """The verdict of a query the command index answered; ``alias_of``: the command the
+    one command found is an alias of, ``target`` that command's document (None when the
+    knowledge base does not have it)."""
     if cm.kind in ("exact", "completed") and len({d.id for d in cm.docs}) == 1:
         doc = cm.docs[0]
+        alias = ""
+        if alias_of:
+            alias = (
+                f" It is an alias of `{target.command or alias_of}`, documented in the next hit."
+                if target is not None
+                else f" It is an alias of `{alias_of}`, which the knowledge base does not "
+                "document; do not describe that command's options from memory."
+            )
         if cm.kind == "completed":
             return Verdict(
                 "answer",
                 0.9,
                 "completed_command",
-                f"`{query}` completes only to `{doc.command}`, a documented command.",
+                f"`{query}` completes only to `{doc.command}`, a documented command." + alias,
                 (option_of(doc),),
             )
         return Verdict(
-            "answer", 1.0, "exact_command", f"`{doc.command or query}` is a documented command."
+            "answer",
+            1.0,
+            "exact_command",
+            f"`{doc.command or query}` is a documented command." + alias,
         )
     if cm.kind in ("exact", "group", "completed"):
         options = _sourced(cm.docs[:5])
