@@ -1,17 +1,21 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import time
 from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from groundkb import KnowledgeBase
 from groundkb.errors import InvalidInput, NotFound
 from groundkb.ingest import ingest_python_cli
 from groundkb.ingest.validate import validate_store
+from groundkb.serve.cli import cli
+from groundkb.serve.schemas import command_lookup_out
 
 from .conftest import FIXTURES, SHARED
 
@@ -179,6 +183,33 @@ def test_a_tldr_alias_page_leads_to_the_command_it_stands_for(
     assert [h.doc_id for h in kb.search("docker commit", limit=1).hits] == [
         "tldr:common/docker-commit"
     ]
+    # the exact look-up (get_command, `groundkb command`) brings the command along
+    found = kb.lookup_command("docker commit")
+    assert found.document is not None and found.document.id == "tldr:common/docker-commit"
+    assert found.alias_of is not None and found.alias_of.id == "tldr:common/docker-container-commit"
+    out = command_lookup_out(found)
+    assert out.alias_of is not None and out.alias_of.examples[0].code.startswith("docker container")
+    assert kb.lookup_command("kafkacat").alias_of is None
+    assert kb.lookup_command("docker container commit").alias_of is None
+
+
+def test_the_command_cli_prints_an_alias_with_the_command_it_stands_for(tmp_path: Path) -> None:
+    pages = tmp_path / "pages"
+    _page(
+        pages / "osx",
+        "gls",
+        "# gls\n\n> This command is an alias of GNU `ls`.\n\n"
+        "- View documentation for the original command:\n\n`tldr ls`\n",
+    )
+    _page(pages / "osx", "ls", "# ls\n\n> List directory contents.\n\n- List files:\n\n`ls -1`\n")
+    db = str(tmp_path / "kb.db")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--db", db, "ingest", str(pages), "-s", "tldr"]).exit_code == 0
+    r = runner.invoke(cli, ["--db", db, "command", "gls"])
+    assert r.exit_code == 0, r.output
+    assert "an alias of `ls`" in r.output and "ls -1" in r.output
+    r = runner.invoke(cli, ["--db", db, "command", "gls", "--json"])
+    assert json.loads(r.output)["alias_of"]["id"] == "tldr:osx/ls"
 
 
 def test_a_single_tldr_page_takes_its_platform_from_its_folder(kb: KnowledgeBase) -> None:

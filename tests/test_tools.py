@@ -611,6 +611,7 @@ async def test_mcp_get_command_returns_the_command_or_not_found_with_suggestions
             "found": False,
             "command": None,
             "suggestions": ["helios gw users get", "helios gw users list", "helios sync run"],
+            "alias_of": None,
         }
         other = await client.call_tool(
             "get_command", {"command": "helios gw users list", "source": "nothing-here"}

@@ -357,14 +357,20 @@ class KnowledgeBase(Writes):
         self, command: str, *, source: str | Sequence[str] | None = None
     ) -> CommandLookup:
         """Exact look-up of a command by name or alias: found, or not found with the
-        closest command names. Never a near miss presented as the command."""
+        closest command names. Never a near miss presented as the command. A command that
+        is an alias of another comes with that command's document (``alias_of``)."""
         bounds.text(command, "command", bounds.MAX_NAME_CHARS)
         self._check_db()
         index = self.searcher.commands_for(make_filters(None, None, source))
         docs = index.by_name.get(tuple(command.strip().lower().split()))
         if not docs:
             return CommandLookup(command.strip(), False, None, index.suggest(command))
-        return CommandLookup(command.strip(), True, self.get(docs[0].id))
+        doc = self.get(docs[0].id)
+        alias = str(doc.metadata.get("alias_of", ""))
+        target = index.alias_target(alias, docs[0]) if alias else None
+        return CommandLookup(
+            command.strip(), True, doc, alias_of=self.get(target.id) if target else None
+        )
 
     def list_commands(
         self, category: str | None = None, *, limit: int = 50, offset: int = 0

@@ -217,12 +217,16 @@ class SearchResult:
 
 @dataclass(frozen=True, slots=True)
 class CommandLookup:
-    """An exact command look-up: the command, or not found with did-you-mean names."""
+    """An exact command look-up: the command, or not found with did-you-mean names.
+    ``alias_of``: when the command found says it is an alias of another (``metadata
+    ["alias_of"]``, as tldr's alias pages do), that command's document, if the knowledge
+    base has it."""
 
     query: str
     found: bool
     document: Document | None = None
     suggestions: tuple[str, ...] = ()
+    alias_of: Document | None = None
 
 
 @dataclass(frozen=True, slots=True)

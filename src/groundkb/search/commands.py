@@ -136,6 +136,18 @@ class CommandIndex:
     def _names(self, names: list[tuple[str, ...]], limit: int = 10) -> tuple[str, ...]:
         return tuple(self._display[n] for n in names[:limit])
 
+    def alias_target(self, alias_of: str, alias: DocSummary) -> DocSummary | None:
+        """The command ``alias_of`` names, for the command document ``alias`` that says it
+        is an alias of it: on the alias's own platform (category) first, then on the one
+        every page is on ("common"), then any; None when there is no such command (or
+        only the alias itself)."""
+        found = [d for d in self.by_name.get(command_name(alias_of), []) if d.id != alias.id]
+        for category in (alias.category, "common"):
+            for d in found:
+                if d.category == category:
+                    return d
+        return found[0] if found else None
+
     def suggest(self, query: str, limit: int = 3) -> tuple[str, ...]:
         """Known command names closest to ``query``."""
         words = query.strip().lower().split()

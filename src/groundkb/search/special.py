@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable
 
 from ..models import Chunk, Hit, SearchResult
-from ..store.base import DocSummary, KeywordMatch, Store
-from .commands import CommandIndex, CommandMatch, command_name
+from ..store.base import KeywordMatch, Store
+from .commands import CommandIndex, CommandMatch
 from .verdict import Scored, command_verdict, multi_intent_verdict
 
 MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
@@ -37,7 +37,7 @@ def command_result(
     alias_of, target = "", None
     if len({d.id for d in cm.docs}) == 1 and cm.kind in ("exact", "completed"):
         alias_of = str(documents[shown[0].id].metadata.get("alias_of", "")) if documents else ""
-        target = _alias_target(alias_of, shown[0], index) if alias_of else None
+        target = index.alias_target(alias_of, shown[0]) if alias_of and index else None
         if target is not None and limit > 1:
             shown.append(target)
             documents.update((d.id, d) for d in store.documents([target.id]))
@@ -85,22 +85,6 @@ def command_result(
         suggestions=cm.suggestions,
         terms=words,
     )
-
-
-def _alias_target(
-    alias_of: str, alias: DocSummary, index: CommandIndex | None
-) -> DocSummary | None:
-    """The command document ``alias_of`` names: on the alias's own platform (category)
-    first, then on the platform every page is on ("common"), then any; None when the
-    knowledge base has no such command (or only the alias itself)."""
-    if index is None:
-        return None
-    found = [d for d in index.by_name.get(command_name(alias_of), []) if d.id != alias.id]
-    for category in (alias.category, "common"):
-        for d in found:
-            if d.category == category:
-                return d
-    return found[0] if found else None
 
 
 def multi_intent(

@@ -17,6 +17,7 @@ from .cli_common import EXIT_FAILED, fail, open_kb
 @click.pass_context
 def command_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     """Print a CLI command by exact name or alias; anything else: not found + did-you-mean.
+    An alias of another command is followed by that command.
 
     With --json a command that does not exist prints {"found": false, "suggestions": [...]}
     (exit 1) rather than an error.
@@ -24,10 +25,14 @@ def command_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     from .render import document_text, to_json
 
     with open_kb(ctx) as kb:
-        if not as_json:
-            click.echo(document_text(kb.get_command(name)))
-            return
         found = kb.lookup_command(name)
+        if not as_json:
+            # not found: get_command's error names the did-you-mean commands
+            click.echo(document_text(found.document or kb.get_command(name)))
+            if found.alias_of is not None:
+                alias = found.alias_of
+                click.echo(f"\n(an alias of `{alias.command}`:)\n\n" + document_text(alias))
+            return
     click.echo(to_json(found))
     if not found.found:
         sys.exit(EXIT_FAILED)

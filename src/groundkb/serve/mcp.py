@@ -350,7 +350,8 @@ def build_server(
         """Get one CLI command by its exact name or alias: syntax, options and examples.
 
         found=false means no such command exists: never run or present a command this
-        tool did not return; offer the did-you-mean suggestions instead.
+        tool did not return; offer the did-you-mean suggestions instead. alias_of: the
+        command this one is an alias of, with its examples.
         """
         found = await _call(
             lambda v: v.lookup_command(command, source=source),

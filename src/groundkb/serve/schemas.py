@@ -322,6 +322,10 @@ class CommandLookupOut(BaseModel):
     found: bool = Field(description="False: no such command exists; see suggestions.")
     command: DocumentOut | None = Field(description="The command, when found.")
     suggestions: list[str] = Field(description="Did-you-mean command names when not found.")
+    alias_of: DocumentOut | None = Field(
+        default=None,
+        description="When the command is an alias of another: that command, with its examples.",
+    )
 
 
 class EndpointsOut(BaseModel):
@@ -375,6 +379,7 @@ def command_lookup_out(found: CommandLookup) -> CommandLookupOut:
         found=found.found,
         command=document_out(found.document) if found.document is not None else None,
         suggestions=list(found.suggestions),
+        alias_of=document_out(found.alias_of) if found.alias_of is not None else None,
     )
 
 
