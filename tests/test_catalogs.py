@@ -179,10 +179,10 @@ def test_a_tldr_alias_page_leads_to_the_command_it_stands_for(
     r = kb.search("kafkacat")
     assert [h.doc_id for h in r.hits] == ["tldr:common/kafkacat"]
     assert "does not document" in r.verdict.message
-    # a search for one hit is the alias alone
-    assert [h.doc_id for h in kb.search("docker commit", limit=1).hits] == [
-        "tldr:common/docker-commit"
-    ]
+    # a search for one hit is the alias alone, and says so
+    r = kb.search("docker commit", limit=1)
+    assert [h.doc_id for h in r.hits] == ["tldr:common/docker-commit"]
+    assert "alias of `docker container commit`, a documented command" in r.verdict.message
     # the exact look-up (get_command, `groundkb command`) brings the command along
     found = kb.lookup_command("docker commit")
     assert found.document is not None and found.document.id == "tldr:common/docker-commit"

@@ -36,7 +36,8 @@ def command_result(
     documents = {d.id: d for d in store.documents([d.id for d in shown])}
     alias_of, target = "", None
     if len({d.id for d in cm.docs}) == 1 and cm.kind in ("exact", "completed"):
-        alias_of = str(documents[shown[0].id].metadata.get("alias_of", "")) if documents else ""
+        found = documents.get(shown[0].id)
+        alias_of = str(found.metadata.get("alias_of", "")) if found is not None else ""
         target = index.alias_target(alias_of, shown[0]) if alias_of and index else None
         if target is not None and limit > 1:
             shown.append(target)
@@ -80,7 +81,7 @@ def command_result(
         hits.append(make_hit(s, rank, "command", score))
     return SearchResult(
         text,
-        command_verdict(text, cm, alias_of, target),
+        command_verdict(text, cm, alias_of, target, next_hit=len(shown) > len(cm.docs[:limit])),
         tuple(hits),
         suggestions=cm.suggestions,
         terms=words,

@@ -406,19 +406,24 @@ def decide(
 
 
 def command_verdict(
-    query: str, cm: CommandMatch, alias_of: str = "", target: DocSummary | None = None
+    query: str,
+    cm: CommandMatch,
+    alias_of: str = "",
+    target: DocSummary | None = None,
+    next_hit: bool = False,
 ) -> Verdict:
     """The verdict of a query the command index answered; ``alias_of``: the command the
     one command found is an alias of, ``target`` that command's document (None when the
-    knowledge base does not have it)."""
+    knowledge base does not have it), ``next_hit``: whether it follows as a hit."""
     if cm.kind in ("exact", "completed") and len({d.id for d in cm.docs}) == 1:
         doc = cm.docs[0]
         alias = ""
-        if alias_of:
+        if target is not None:
+            where = "documented in the next hit" if next_hit else "a documented command"
+            alias = f" It is an alias of `{target.command or alias_of}`, {where}."
+        elif alias_of:
             alias = (
-                f" It is an alias of `{target.command or alias_of}`, documented in the next hit."
-                if target is not None
-                else f" It is an alias of `{alias_of}`, which the knowledge base does not "
+                f" It is an alias of `{alias_of}`, which the knowledge base does not "
                 "document; do not describe that command's options from memory."
             )
         if cm.kind == "completed":
