@@ -137,3 +137,31 @@ def test_copy_moves_a_knowledge_base_both_ways_without_re_embedding(
     # Copying again makes the target equal: the document deleted in PostgreSQL goes.
     result = runner.invoke(cli, ["copy", "--from", pg_url, "--to", first, "-q"])
     assert result.exit_code == 0 and "deleted 1" in result.output
+
+
+def test_an_alias_page_leads_to_its_command_on_both_backends(tmp_path: Path, pg_url: str) -> None:
+    """The alias a tldr page records (``metadata.alias_of``) is read back the same way
+    from PostgreSQL: the look-up follows it there too."""
+    pages = tmp_path / "pages" / "common"
+    pages.mkdir(parents=True)
+    (pages / "docker-commit.md").write_text(
+        "# docker commit\n\n> This command is an alias of `docker container commit`.\n\n"
+        "- View documentation for the original command:\n\n`tldr docker container commit`\n",
+        encoding="utf-8",
+    )
+    (pages / "docker-container-commit.md").write_text(
+        "# docker container commit\n\n> Create a new image from a container's changes.\n\n"
+        "- Create an image from a specific container:\n\n"
+        "`docker container commit {{container}} {{image}}:{{tag}}`\n",
+        encoding="utf-8",
+    )
+    outcomes = []
+    for db in (str(tmp_path / "kb.db"), pg_url):
+        with KnowledgeBase.open(settings=_settings(db)) as kb:
+            assert kb.ingest(tmp_path / "pages", source="tldr").ok
+            r = kb.search("docker commit")
+            found = kb.lookup_command("docker commit")
+            assert found.alias_of is not None
+            outcomes.append((_outcome(r), r.verdict.message, found.alias_of.id))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][2] == "tldr:common/docker-container-commit"
