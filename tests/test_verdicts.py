@@ -304,3 +304,26 @@ def test_a_form_of_a_verb_the_docs_use_is_no_unseen_word(tmp_path: Path, embedde
         if embedder == "none":  # hybrid: nothing near enough, no hits, no words named
             assert r.verdict.reason == "unknown_terms"
             assert "never mentions 'zucchini'." in r.verdict.message
+
+
+def test_a_half_typed_last_word_completes_to_the_one_name_it_starts(tmp_path: Path) -> None:
+    """"auto-arch" means auto-archive when the docs name archive (and archived) and
+    nothing else starting so; a prefix of two different names ("inv": invite,
+    invitation) or a word before the last is left as typed."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    pages = {
+        "archive.md": "# Archive and restore tasks\n\nAuto-archive moves done tasks away.\n",
+        "archived.md": "# Archived projects\n\nAn archived project is read-only.\n",
+        "invite.md": "# Invite users\n\nSend an invitation by email.\n",
+        "invitation.md": "# Invitation links\n\nA link expires after seven days.\n",
+    }
+    for name, text in pages.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
+        assert kb.ingest(docs, source="docs").ok
+        r = kb.search("auto-arch")
+        assert r.corrected_query == "auto archive"
+        assert r.hits[0].doc_id == "archive" and r.verdict.kind == "answer"
+        assert kb.search("user inv").corrected_query == ""  # invite or invitation
+        assert kb.search("arch tasks").corrected_query == ""  # not the last word

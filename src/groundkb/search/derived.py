@@ -5,6 +5,7 @@ rebuilds it when the store's change token changes (``refreshing.py``)."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -29,6 +30,28 @@ class Derived:
     commands: CommandIndex
     apis: ApiIndex
     filtered_commands: dict[Filters, CommandIndex] = field(default_factory=dict)
+    names_sorted: tuple[str, ...] = ()  # known_terms in order, for completing a prefix
+
+    def __post_init__(self) -> None:
+        if not self.names_sorted:
+            self.names_sorted = tuple(sorted(self.known_terms))
+
+    def completion(self, prefix: str) -> str | None:
+        """The one name a half-typed word stands for: the shortest known name that
+        starts with ``prefix``, when every other such name starts with it in turn
+        ("arch" → archive, with archived and archives; "inv" → None, with invite and
+        invitation); None when there is none or no single one."""
+        start = bisect.bisect_left(self.names_sorted, prefix)
+        found: list[str] = []
+        for name in self.names_sorted[start:]:
+            if not name.startswith(prefix):
+                break
+            if name != prefix:
+                found.append(name)
+        if not found:
+            return None
+        shortest = min(found, key=len)
+        return shortest if all(n.startswith(shortest) for n in found) else None
 
     def commands_for(self, filters: Filters) -> CommandIndex:
         """The command index of the commands ``filters`` allow (cached per filter):

@@ -230,6 +230,8 @@ class Searcher:
                 continue
             word = clause.original
             fixed = self._correct(word) if " " not in word else None
+            if fixed is None and clause is parsed.clauses[-1]:
+                fixed = self._complete(word)
             if fixed is None:
                 clauses.append(clause)
                 continue
@@ -275,6 +277,14 @@ class Searcher:
         max_edits = 1 if len(word) <= 7 else 2
         similar = self.store.similar_terms(word, max_edits)
         return correction(word, similar, self._current().known_terms)
+
+    def _complete(self, word: str) -> str | None:
+        """The name a half-typed last word of a short question stands for ("auto-arch" →
+        archive), among the names the index knows (``Derived.completion``), or None.
+        Only the last word: that is where typing stops."""
+        if len(word) < 3 or word.isdigit() or " " in word:
+            return None
+        return self._current().completion(word)
 
     # --------------------------------------------------------------- semantic
     def _semantic(self, text: str, filters: Filters, limit: int) -> PendingVectors:
