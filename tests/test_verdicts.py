@@ -307,9 +307,9 @@ def test_a_form_of_a_verb_the_docs_use_is_no_unseen_word(tmp_path: Path, embedde
 
 
 def test_a_half_typed_last_word_completes_to_the_one_name_it_starts(tmp_path: Path) -> None:
-    """"auto-arch" means auto-archive when the docs name archive (and archived) and
-    nothing else starting so; a prefix of two different names ("inv": invite,
-    invitation) or a word before the last is left as typed."""
+    """A half-typed "auto-arch" means auto-archive when the docs name archive (and
+    archived) and nothing else starting so; a prefix of two different names ("inv":
+    invite, invitation) or a word before the last is left as typed."""
     docs = tmp_path / "docs"
     docs.mkdir()
     pages = {
