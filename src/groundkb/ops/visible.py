@@ -189,7 +189,9 @@ class VisibleStore:
         return [] if narrowed is None else self._store.chunk_matches(chunk_ids, narrowed)
 
     def similar_terms(
-        self, word: str, max_edits: int, filters: Filters = Filters()
+        self, word: str, max_edits: int, filters: Filters = Filters(), first_letter: bool = False
     ) -> list[SimilarTerm]:
         narrowed = self.narrow(filters, check=False)
-        return [] if narrowed is None else self._store.similar_terms(word, max_edits, narrowed)
+        if narrowed is None:
+            return []
+        return self._store.similar_terms(word, max_edits, narrowed, first_letter)

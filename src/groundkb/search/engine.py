@@ -275,7 +275,7 @@ class Searcher:
         if len(word) < 4 or word.isdigit():
             return None
         max_edits = 1 if len(word) <= 7 else 2
-        similar = self.store.similar_terms(word, max_edits)
+        similar = self.store.similar_terms(word, max_edits, first_letter=True)
         return correction(word, similar, self._current().known_terms)
 
     def _complete(self, word: str) -> str | None:

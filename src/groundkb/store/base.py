@@ -312,13 +312,16 @@ class Store(Protocol):
         ...
 
     def similar_terms(
-        self, word: str, max_edits: int, filters: Filters = Filters()
+        self, word: str, max_edits: int, filters: Filters = Filters(), first_letter: bool = False
     ) -> list[SimilarTerm]:
         """Every term of a chunk the filters allow within ``max_edits`` edits of
         ``word`` (the vocabulary for typo correction and did-you-mean), nearest first,
         then by term. Edits are optimal string alignment: insertions, deletions,
         substitutions and swaps of two neighbouring letters count one each. A backend
-        may serve it from a vocabulary derived per change token (see "Derived data")."""
+        may serve it from a vocabulary derived per change token (see "Derived data").
+        ``first_letter``: only terms that begin with ``word``'s first letter (typo
+        correction never changes it), which a backend may answer from that part of its
+        vocabulary alone."""
         ...
 
     # ------------------------------------------------------------ vector side

@@ -68,6 +68,7 @@ from .rows import (
     fts5_idf,
     now,
     similar,
+    starting_with,
     summary,
 )
 
@@ -403,9 +404,10 @@ class PostgresStore:
         return [r[0] for r in rows], dict(rows)
 
     def similar_terms(
-        self, word: str, max_edits: int, filters: Filters = Filters()
+        self, word: str, max_edits: int, filters: Filters = Filters(), first_letter: bool = False
     ) -> list[SimilarTerm]:
-        terms, df = self._vocab.get()
+        every, df = self._vocab.get()
+        terms = starting_with(every, word[:1]) if first_letter else every
         found = similar(word, max_edits, terms, df)
         where, args = filters_sql(filters, "c")
         if not where or not found:

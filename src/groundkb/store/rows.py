@@ -7,6 +7,7 @@ back from either is equal to the one written.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -202,6 +203,16 @@ def fts5_idf(chunks: int, df: int) -> float:
     """FTS5's idf: log((N − n + 0.5) / (n + 0.5)), never below 1e-6."""
     idf = math.log((chunks - df + 0.5) / (df + 0.5))
     return idf if idf > 0 else 1e-6
+
+
+def starting_with(terms: Sequence[str], prefix: str) -> Sequence[str]:
+    """The terms that begin with ``prefix``, from ``terms`` in code-point order (as both
+    backends keep their vocabularies)."""
+    if not prefix:
+        return terms
+    lo = bisect.bisect_left(terms, prefix)
+    hi = bisect.bisect_left(terms, prefix[:-1] + chr(ord(prefix[-1]) + 1), lo)
+    return terms[lo:hi]
 
 
 def similar(

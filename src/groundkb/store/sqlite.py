@@ -25,7 +25,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,6 +54,7 @@ from .rows import (
     document,
     now,
     similar,
+    starting_with,
     summary,
 )
 from .sqlite_query import (
@@ -102,6 +103,9 @@ class SQLiteStore:
         self._vocab: Refreshing[str, Vocabulary] = Refreshing(
             self.change_token, self._load_vocabulary
         )
+        # first letter -> (change token, its terms, their chunk counts): typo correction
+        # before the whole vocabulary is loaded (``similar_terms``)
+        self._letters: dict[str, tuple[str, list[str], dict[str, int]]] = {}
         self._matrix: Refreshing[str, VectorMatrix] = Refreshing(
             self.change_token,
             lambda token: sqlite_vectors.load(self._query, token, self.embedder(), int8_vectors),
@@ -521,14 +525,40 @@ class SQLiteStore:
             return sqlite_query.term_stats(self._query, terms)
 
     def similar_terms(
-        self, word: str, max_edits: int, filters: Filters = Filters()
+        self, word: str, max_edits: int, filters: Filters = Filters(), first_letter: bool = False
     ) -> list[SimilarTerm]:
-        vocab = self._vocabulary()
-        found = similar(word, max_edits, vocab.terms, vocab.df)
+        vocab = self._vocab.peek()
+        if first_letter and vocab is None:
+            # Typo correction in a fresh process (a CLI search): the terms of one first
+            # letter are a range FTS5 reads alone (11-18 ms at 100k chunks, against
+            # 580 ms for the whole vocabulary and its totals).
+            terms, df = self._letter_terms(word[:1])
+        else:
+            vocab = vocab or self._vocabulary()
+            terms, df = vocab.terms, vocab.df
+            if first_letter:
+                terms = starting_with(terms, word[:1])
+        found = similar(word, max_edits, terms, df)
         if filters.is_empty() or not found:
             return found
         with self._snapshot():
             return allowed_terms(self._query, found, filters)
+
+    def _letter_terms(self, letter: str) -> tuple[Sequence[str], Mapping[str, int]]:
+        """The vocabulary's terms that begin with ``letter``, with their chunk counts,
+        kept for the index as it is now."""
+        token = self.change_token()
+        kept = self._letters.get(letter)
+        if kept is not None and kept[0] == token:
+            return kept[1], kept[2]
+        upper = letter[:-1] + chr(ord(letter[-1]) + 1) if letter else ""
+        sql = "SELECT term, doc FROM chunks_vocab WHERE term >= ? AND term < ?"
+        rows = self._query(sql, (letter, upper)) if letter else []
+        if len(self._letters) >= 64 or any(k[0] != token for k in self._letters.values()):
+            self._letters = {}  # another state of the index, or many first letters
+        terms = [t for t, _ in rows]
+        self._letters[letter] = (token, terms, dict(rows))
+        return terms, self._letters[letter][2]
 
     # --------------------------------------------------------------------- vectors
     def embedder(self) -> tuple[str, int] | None:

@@ -437,6 +437,10 @@ class StoreConformance:
         found = store.similar_terms("workspaec", 2)  # a swap of neighbours is one edit
         assert [(s.term, s.edits, s.chunks) for s in found] == [("workspace", 1, 2)]
         assert [s.term for s in store.similar_terms("owrker", 1)] == ["worker"]
+        # typo correction's question: only terms with the word's first letter
+        assert store.similar_terms("owrker", 1, first_letter=True) == []
+        found = store.similar_terms("workspaec", 2, first_letter=True)
+        assert [(s.term, s.edits, s.chunks) for s in found] == [("workspace", 1, 2)]
         found = store.similar_terms("workplace", 2)
         assert [(s.term, s.edits) for s in found] == [("workplace", 0), ("workspace", 2)]
         store.delete_documents(["a"])
