@@ -1,4 +1,5 @@
-"""Test documents made on the fly: PDFs (a minimal writer), DOCX (python-docx), ZIPs.
+"""Test documents made on the fly: PDFs (a minimal writer), DOCX (python-docx), ZIPs,
+and folders of text pages (``write_pages``, with tldr alias pages in ``TLDR_ALIAS_PAGES``).
 
 The PDF writer emits PDF 1.4 with one Helvetica text stream per page and, optionally,
 an outline (bookmarks) pointing at pages; pypdf reads it like any producer's output.
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Mapping
+from pathlib import Path
 
 
 def _escape(text: str) -> str:
@@ -131,3 +134,36 @@ def make_zip_bomb_docx() -> bytes:
         z.writestr("word/document.xml", "<w:document/>")
         z.writestr("word/media/padding.bin", b"\0" * (8 * 2**20))
     return out.getvalue()
+
+
+def write_pages(folder: Path, pages: Mapping[str, str]) -> Path:
+    """Each text written to ``folder / name`` (``name`` may hold sub-folders); returns
+    ``folder``, ready to ingest."""
+    for name, text in pages.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return folder
+
+
+def _tldr_alias(name: str, of: str, gnu: bool = False) -> str:
+    return (
+        f"# {name}\n\n> This command is an alias of {'GNU ' if gnu else ''}`{of}`.\n\n"
+        f"- View documentation for the original command:\n\n`tldr {of}`\n"
+    )
+
+
+#: tldr pages, by path: two alias pages with the command each stands for (``gls`` on
+#: macOS and Linux ``ls``, to pick the platform), and an alias of a command not there.
+TLDR_ALIAS_PAGES = {
+    "common/docker-commit.md": _tldr_alias("docker commit", "docker container commit"),
+    "common/docker-container-commit.md": (
+        "# docker container commit\n\n> Create a new image from a container's changes.\n\n"
+        "- Create an image from a specific container:\n\n"
+        "`docker container commit {{container}} {{image}}:{{tag}}`\n"
+    ),
+    "osx/gls.md": _tldr_alias("gls", "ls", gnu=True),
+    "osx/ls.md": "# ls\n\n> List directory contents.\n\n- List files one per line:\n\n`ls -1`\n",
+    "linux/ls.md": "# ls\n\n> List directory contents.\n\n- List files:\n\n`ls`\n",
+    "common/kafkacat.md": _tldr_alias("kafkacat", "kcat"),
+}

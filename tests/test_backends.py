@@ -16,6 +16,7 @@ from groundkb.models import Filters
 from groundkb.serve.cli import cli
 
 from .conftest import EXAMPLES
+from .docmaker import TLDR_ALIAS_PAGES, write_pages
 
 QUERIES = [
     "explain workspace",
@@ -142,23 +143,12 @@ def test_copy_moves_a_knowledge_base_both_ways_without_re_embedding(
 def test_an_alias_page_leads_to_its_command_on_both_backends(tmp_path: Path, pg_url: str) -> None:
     """The alias a tldr page records (``metadata.alias_of``) is read back the same way
     from PostgreSQL: the look-up follows it there too."""
-    pages = tmp_path / "pages" / "common"
-    pages.mkdir(parents=True)
-    (pages / "docker-commit.md").write_text(
-        "# docker commit\n\n> This command is an alias of `docker container commit`.\n\n"
-        "- View documentation for the original command:\n\n`tldr docker container commit`\n",
-        encoding="utf-8",
-    )
-    (pages / "docker-container-commit.md").write_text(
-        "# docker container commit\n\n> Create a new image from a container's changes.\n\n"
-        "- Create an image from a specific container:\n\n"
-        "`docker container commit {{container}} {{image}}:{{tag}}`\n",
-        encoding="utf-8",
-    )
+    docker = {k: v for k, v in TLDR_ALIAS_PAGES.items() if "docker" in k}
+    pages = write_pages(tmp_path / "pages", docker)
     outcomes = []
     for db in (str(tmp_path / "kb.db"), pg_url):
         with KnowledgeBase.open(settings=_settings(db)) as kb:
-            assert kb.ingest(tmp_path / "pages", source="tldr").ok
+            assert kb.ingest(pages, source="tldr").ok
             r = kb.search("docker commit")
             found = kb.lookup_command("docker commit")
             assert found.alias_of is not None

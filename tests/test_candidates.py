@@ -14,6 +14,8 @@ from groundkb.models import Filters
 from groundkb.search import candidates
 from groundkb.search.candidates import candidate_query
 
+from .docmaker import write_pages
+
 WORDS = [
     "alpha",
     "bravo",
@@ -115,15 +117,12 @@ def test_words_left_out_of_the_candidates_still_count_in_the_ranking(tmp_path: P
 def test_a_verb_finds_its_other_forms_and_the_form_asked_for_ranks_first(
     tmp_path: Path,
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
     pages = {
-        "asked": "# Probe\n\nThe probe runs when detecting a stalled worker.\n",
-        "other": "# Watchdog\n\nA stalled worker is detected by the watchdog.\n",
-        "noise": "# Pool\n\nThe pool keeps a worker per core.\n",
+        "asked.md": "# Probe\n\nThe probe runs when detecting a stalled worker.\n",
+        "other.md": "# Watchdog\n\nA stalled worker is detected by the watchdog.\n",
+        "noise.md": "# Pool\n\nThe pool keeps a worker per core.\n",
     }
-    for name, text in pages.items():
-        (docs / f"{name}.md").write_text(text)
+    docs = write_pages(tmp_path / "docs", pages)
     with KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none")) as kb:
         kb.ingest(docs, source="docs")
         hits = kb.search("detecting stalled workers", limit=5).hits

@@ -18,6 +18,7 @@ from groundkb.serve.cli import cli
 from groundkb.serve.schemas import command_lookup_out
 
 from .conftest import FIXTURES, SHARED
+from .docmaker import TLDR_ALIAS_PAGES, write_pages
 
 CATALOGS = FIXTURES / "catalogs"
 TLDR = FIXTURES / "tldr"
@@ -123,44 +124,13 @@ def test_each_tldr_example_is_a_chunk_headed_by_its_task(kb: KnowledgeBase) -> N
     assert "tar xvf" in hit.snippet
 
 
-def _page(folder: Path, name: str, text: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.md").write_text(text, encoding="utf-8")
-
-
 def test_a_tldr_alias_page_leads_to_the_command_it_stands_for(
     kb: KnowledgeBase, tmp_path: Path
 ) -> None:
     """Looking up an alias answers with the alias and, as the next hit, the page of the
     command it stands for (on the alias's platform first), whose examples the alias page
     does not repeat; an alias of a command the knowledge base lacks says so."""
-    pages = tmp_path / "pages"
-    alias_page = (
-        "# docker commit\n\n> This command is an alias of `docker container commit`.\n\n"
-        "- View documentation for the original command:\n\n`tldr docker container commit`\n"
-    )
-    _page(pages / "common", "docker-commit", alias_page)
-    _page(
-        pages / "common",
-        "docker-container-commit",
-        "# docker container commit\n\n> Create a new image from a container's changes.\n\n"
-        "- Create an image from a specific container:\n\n"
-        "`docker container commit {{container}} {{image}}:{{tag}}`\n",
-    )
-    _page(
-        pages / "osx",
-        "gls",
-        "# gls\n\n> This command is an alias of GNU `ls`.\n\n"
-        "- View documentation for the original command:\n\n`tldr ls`\n",
-    )
-    _page(pages / "linux", "ls", "# ls\n\n> List directory contents.\n\n- List files:\n\n`ls`\n")
-    _page(pages / "osx", "ls", "# ls\n\n> List directory contents.\n\n- List files:\n\n`ls`\n")
-    _page(
-        pages / "common",
-        "kafkacat",
-        "# kafkacat\n\n> This command is an alias of `kcat`.\n\n"
-        "- View documentation for the original command:\n\n`tldr kcat`\n",
-    )
+    pages = write_pages(tmp_path / "pages", TLDR_ALIAS_PAGES)
     assert kb.ingest(pages, source="tldr").ok
     assert kb.get("tldr:common/docker-commit").metadata["alias_of"] == "docker container commit"
     assert "alias_of" not in kb.get("tldr:common/docker-container-commit").metadata
@@ -194,14 +164,7 @@ def test_a_tldr_alias_page_leads_to_the_command_it_stands_for(
 
 
 def test_the_command_cli_prints_an_alias_with_the_command_it_stands_for(tmp_path: Path) -> None:
-    pages = tmp_path / "pages"
-    _page(
-        pages / "osx",
-        "gls",
-        "# gls\n\n> This command is an alias of GNU `ls`.\n\n"
-        "- View documentation for the original command:\n\n`tldr ls`\n",
-    )
-    _page(pages / "osx", "ls", "# ls\n\n> List directory contents.\n\n- List files:\n\n`ls -1`\n")
+    pages = write_pages(tmp_path / "pages", TLDR_ALIAS_PAGES)
     db = str(tmp_path / "kb.db")
     runner = CliRunner()
     assert runner.invoke(cli, ["--db", db, "ingest", str(pages), "-s", "tldr"]).exit_code == 0

@@ -19,6 +19,7 @@ from groundkb.serve.cli import cli
 from groundkb.store.base import DocSummary, KeywordMatch
 
 from .conftest import EXAMPLES
+from .docmaker import write_pages
 from .mcp_result import payload
 
 
@@ -288,10 +289,9 @@ def test_a_form_of_a_verb_the_docs_use_is_no_unseen_word(tmp_path: Path, embedde
     """Docs that say "get" know "getting": it neither lowers the share of the question
     the index knows nor is named among the words it never mentions (keyword search keeps
     the verb's forms in the query; hybrid search parses without them)."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "notify.md").write_text(
-        "# Notifications\n\nGet an email whenever a task is assigned to you.\n", encoding="utf-8"
+    docs = write_pages(
+        tmp_path / "docs",
+        {"notify.md": "# Notifications\n\nGet an email whenever a task is assigned to you.\n"},
     )
     retrieval = "keyword" if embedder == "none" else "hybrid"
     settings = Settings(db=str(tmp_path / "kb.db"), embedder=embedder, retrieval=retrieval)
@@ -310,16 +310,13 @@ def test_a_half_typed_last_word_completes_to_the_one_name_it_starts(tmp_path: Pa
     """A half-typed "auto-arch" means auto-archive when the docs name archive (and
     archived) and nothing else starting so; a prefix of two different names ("inv":
     invite, invitation) or a word before the last is left as typed."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
     pages = {
         "archive.md": "# Archive and restore tasks\n\nAuto-archive moves done tasks away.\n",
         "archived.md": "# Archived projects\n\nAn archived project is read-only.\n",
         "invite.md": "# Invite users\n\nSend an invitation by email.\n",
         "invitation.md": "# Invitation links\n\nA link expires after seven days.\n",
     }
-    for name, text in pages.items():
-        (docs / name).write_text(text, encoding="utf-8")
+    docs = write_pages(tmp_path / "docs", pages)
     with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
         assert kb.ingest(docs, source="docs").ok
         r = kb.search("auto-arch")

@@ -335,6 +335,12 @@ def _with_name(clause: Clause, known: frozenset[str]) -> Clause:
     return Clause(word, (Alternative((word,), "exact"), *rest))
 
 
+def other_forms(word: str, inflections: Callable[[str], Sequence[str]]) -> tuple[str, ...]:
+    """The other forms of the verb ``word`` is a form of, as index terms (stemmed), in
+    order: "detecting" → detect, detected."""
+    return tuple(sorted({stem(f) for f in inflections(word)} - {word}))
+
+
 def _with_inflections(clause: Clause, inflections: Callable[[str], Sequence[str]]) -> Clause:
     """A single word with no other alternative (no synonyms, no stem of a known name)
     also matches the other forms of its verb, as the alternatives after it: "detecting"
@@ -343,10 +349,10 @@ def _with_inflections(clause: Clause, inflections: Callable[[str], Sequence[str]
     if len(clause.alternatives) != 1 or " " in word:
         return clause
     first = clause.alternatives[0]
-    forms = {stem(f) for f in inflections(word)} - {word, *first.tokens}
+    forms = [f for f in other_forms(word, inflections) if f not in first.tokens]
     if not forms:
         return clause
-    more = (Alternative((f,), "inflection") for f in sorted(forms))
+    more = (Alternative((f,), "inflection") for f in forms)
     return Clause(word, (first, *more))
 
 

@@ -6,6 +6,7 @@ rebuilds it when the store's change token changes (``refreshing.py``)."""
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -30,11 +31,12 @@ class Derived:
     commands: CommandIndex
     apis: ApiIndex
     filtered_commands: dict[Filters, CommandIndex] = field(default_factory=dict)
-    names_sorted: tuple[str, ...] = ()  # known_terms in order, for completing a prefix
 
-    def __post_init__(self) -> None:
-        if not self.names_sorted:
-            self.names_sorted = tuple(sorted(self.known_terms))
+    @functools.cached_property
+    def names_sorted(self) -> tuple[str, ...]:
+        """``known_terms`` in order, for completing a prefix (sorted when first asked:
+        most searches never complete a word)."""
+        return tuple(sorted(self.known_terms))
 
     def completion(self, prefix: str) -> str | None:
         """The one name a half-typed word stands for: the shortest known name that

@@ -39,7 +39,7 @@ from ..analyze.text import (
     Clause,
     ParsedQuery,
     canonical_phrase,
-    stem,
+    other_forms,
 )
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
@@ -520,7 +520,7 @@ class Searcher:
         word = clause.original
         if kept or self.analyzer.inflections is None or " " in word:
             return kept
-        return tuple(sorted({stem(f) for f in self.analyzer.inflections(word)} - {word}))
+        return other_forms(word, self.analyzer.inflections)
 
     def _prepared(self, parsed: ParsedQuery) -> Prepared:
         """What scoring a candidate for ``parsed`` needs that does not depend on the
