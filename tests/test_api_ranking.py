@@ -23,6 +23,7 @@ from groundkb.apinames import (
     path_resources,
     resource_key,
     singular,
+    split_words,
     verb_kind,
 )
 from groundkb.search.apis import ApiIndex, ApiWeights, operation_factor
@@ -101,6 +102,15 @@ def test_a_spec_action_hint_is_read_as_a_verb() -> None:
     assert verb_kind("get") == "read" and verb_kind("patch") == "update"
     assert operation_kind("DELETE", "/api/v1/namespaces/{namespace}/pods", "deletecollection")
     assert operation_kind("GET", "/api/v1/watch/pods", "watchlist") == "watch"
+
+
+def test_the_cached_name_helpers_hand_out_their_own_lists() -> None:
+    # split_words is cached: a caller that changes its list must not change the next's
+    words = split_words("listPaymentIntents")
+    words[-1] = "changed"
+    assert split_words("listPaymentIntents") == ["list", "payment", "intents"]
+    assert resource_key("PaymentIntents") == resource_key("PaymentIntents") == "payment_intent"
+    assert verb_kind(" Get ") == verb_kind("get") == "read"
 
 
 def test_the_specs_own_verbs_pick_the_operation(kw: KnowledgeBase) -> None:

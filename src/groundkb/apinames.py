@@ -67,19 +67,27 @@ ACTION_VERBS = frozenset(_ACTION_VERBS_TEXT.split())
 
 def split_words(text: str) -> list[str]:
     """Lower-case words of an identifier: ``listPaymentIntents``, ``issues/list-for-repo``."""
+    return list(_words(text))
+
+
+@lru_cache(maxsize=16384)
+def _words(text: str) -> tuple[str, ...]:
+    """:func:`split_words`, cached (a spec repeats its path segments) and immutable."""
     out: list[str] = []
     for part in _NON_WORD.split(text):
         if part:
             out.extend(w.lower() for w in _CAMEL.split(part) if w)
-    return out
+    return tuple(out)
 
 
 def is_plural(word: str) -> bool:
     return singular(word.lower()) != word.lower()
 
 
+@lru_cache(maxsize=8192)
 def resource_key(name: str) -> str:
-    """The canonical resource name: snake_case, last word singular.
+    """The canonical resource name: snake_case, last word singular (cached: a spec
+    repeats its segments in path after path).
 
     ``PaymentIntents``, ``payment-intents``, ``payment intent`` → ``payment_intent``.
     """
@@ -103,12 +111,14 @@ def path_segments(path: str) -> list[str]:
     return segments
 
 
+@lru_cache(maxsize=8192)
 def is_version(segment: str) -> bool:
     return bool(_VERSION.match(segment))
 
 
+@lru_cache(maxsize=8192)
 def is_action(segment: str) -> bool:
-    """A verb (``capture``) or a phrase led by one (``verify_microdeposits``)."""
+    """A verb (``capture``) or a phrase led by one (``verify_microdeposits``); cached."""
     words = split_words(segment)
     if not words or words[0] not in ACTION_VERBS:
         return False
@@ -230,11 +240,21 @@ _OPERATION_PHRASES = {
 _NOUN_SUFFIXES = ("ion", "ation", "ing", "ment", "al")
 
 
+# Known verbs of three letters or more, longest first: the prefixes ``verb_kind`` tries.
+_PREFIX_VERBS = tuple(
+    sorted(
+        (v for v in {*_OPERATION_WORDS, *ACTION_VERBS} if len(v) >= 3), key=lambda v: (-len(v), v)
+    )
+)
+
+
+@lru_cache(maxsize=8192)
 def verb_kind(word: str) -> str:
     """The operation kind a verb of the spec stands for: the kind of its synonym group
     (``get`` → read, ``patch`` → update), an action verb itself (``watch``), or the
     kind of the longest known verb it starts with (``deletecollection`` → delete,
-    ``watchlist`` → watch); '' when it is no known verb."""
+    ``watchlist`` → watch); '' when it is no known verb. Cached: building the API index
+    asks for the words of every operation, most of them many times."""
     w = word.strip().lower()
     if not w:
         return ""
@@ -242,8 +262,8 @@ def verb_kind(word: str) -> str:
         return _OPERATION_WORDS[w][0]
     if w in ACTION_VERBS:
         return w
-    for known in sorted((*_OPERATION_WORDS, *ACTION_VERBS), key=len, reverse=True):
-        if len(known) >= 3 and w.startswith(known):
+    for known in _PREFIX_VERBS:
+        if w.startswith(known):
             return _OPERATION_WORDS[known][0] if known in _OPERATION_WORDS else known
     return ""
 

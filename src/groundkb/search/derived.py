@@ -71,12 +71,16 @@ def known_terms(docs: Sequence[DocSummary]) -> frozenset[str]:
     """The words of short titles, aliases, keywords and commands: names a typo
     correction prefers."""
     terms: set[str] = set()
+    names: list[str] = []
     for d in docs:
         title = tokenize(d.title)
         if len(title) <= 4:
             terms.update(title)
-        for text in (*d.aliases, *d.keywords, d.command):
-            terms.update(tokenize(text))
+        names += d.aliases
+        names += d.keywords
+        names.append(d.command)
+    # One pass over all the names (a line break ends a word as any separator does).
+    terms.update(tokenize("\n".join(names)))
     return frozenset(terms)
 
 
