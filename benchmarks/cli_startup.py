@@ -11,6 +11,15 @@ too, alternating run by run, so both sides see the same machine load.
     python benchmarks/cli_startup.py --before /tmp/before/src --runs 15 \\
         --json benchmarks/results/cli_startup.json
 
+With ``--db`` (an index built beforehand, e.g. the eight APIs of ``api_questions.py``)
+the searches run on that index instead: ``--query`` by keyword, and by meaning too when
+the index has vectors. A fresh process builds the data it derives from the whole index
+(the names it knows, the command and API indexes) before its first search, so a large
+index shows what that costs.
+
+    python benchmarks/cli_startup.py --db benchmarks/results/tmp/apiq-after/together.db \\
+        --query "refund a customer's payment" --before /tmp/before/src --runs 5
+
 Needs the local model (``make install`` installs it). Medians and p90 in seconds.
 """
 
@@ -20,6 +29,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -52,6 +62,11 @@ def _cli(src: Path | None, db: Path, args: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def _has_vectors(db: Path) -> bool:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        return bool(conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone())
+
+
 def _summary(times: list[float]) -> dict[str, float]:
     ordered = sorted(times)
     return {
@@ -66,24 +81,33 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="src folder of the code to compare with")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--db", type=Path, help="search this index instead (see above)")
+    parser.add_argument("--query", default="how do I create a customer", help="with --db")
     opts = parser.parse_args()
     sides: dict[str, Path | None] = {"after": None}
     if opts.before:
         sides = {"before": opts.before, "after": None}
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "example.db"
-        for folder, source in (("docs", "docs"), ("entries", "commands")):
-            shutil.copytree(ROOT / "examples" / folder, Path(tmp) / folder)
-            _cli(None, db, ["ingest", str(Path(tmp) / folder), "-s", source, "-q"])
+        if opts.db:
+            db = opts.db
+            searches = {"keyword": ["search", opts.query, "--mode", "keyword"]}
+            if _has_vectors(db):
+                searches["hybrid"] = ["search", opts.query, "--mode", "hybrid"]
+        else:
+            db, searches = Path(tmp) / "example.db", SEARCHES
+            for folder, source in (("docs", "docs"), ("entries", "commands")):
+                shutil.copytree(ROOT / "examples" / folder, Path(tmp) / folder)
+                _cli(None, db, ["ingest", str(Path(tmp) / folder), "-s", source, "-q"])
         for side in sides.values():  # warm the model cache and the page cache
-            for args in SEARCHES.values():
+            for args in searches.values():
                 _cli(side, db, args)
-        times: dict[str, dict[str, list[float]]] = {s: {k: [] for k in SEARCHES} for s in sides}
+        times: dict[str, dict[str, list[float]]] = {s: {k: [] for k in searches} for s in sides}
         for _ in range(opts.runs):
-            for name, args in SEARCHES.items():
+            for name, args in searches.items():
                 for side, src in sides.items():
                     times[side][name].append(_cli(src, db, args))
     result: dict[str, Any] = {
+        "db": str(opts.db) if opts.db else "examples",
         "runs": opts.runs,
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),

@@ -76,6 +76,7 @@ _SPEC_VERSION = re.compile(r"[_-](v\d+(?:(?:alpha|beta|preview)\d*)?)$", re.I)
 Version = tuple[tuple[int, ...], ...]
 
 
+@lru_cache(maxsize=4096)
 def version_rank(text: str) -> tuple[int, ...]:
     """Order of a version string: ``v1alpha1`` < ``v1beta2`` < ``v1`` < ``v2``; dates by date."""
     m = _VERSION_PARTS.match(text)
@@ -93,11 +94,8 @@ def version_family(spec: str, method: str, path: str) -> tuple[str, Version]:
     version of an API is often a partial one (Twilio's ``messaging_v3`` holds one
     operation), so an operation only it has supersedes nothing.
     """
-    versions: list[tuple[int, ...]] = []
-    m = _SPEC_VERSION.search(spec)
-    if m:
-        spec = spec[: m.start()]
-        versions.append(version_rank(m.group(1)))
+    spec, spec_version = _spec_version(spec)
+    versions: list[tuple[int, ...]] = [spec_version] if spec_version else []
     segments = []
     for seg in path_segments(path):
         if is_version(seg):
@@ -106,6 +104,14 @@ def version_family(spec: str, method: str, path: str) -> tuple[str, Version]:
         else:
             segments.append("{}" if is_param(seg) else seg.lower())
     return f"{spec} {method.upper()} /{'/'.join(segments)}", tuple(versions)
+
+
+@lru_cache(maxsize=1024)
+def _spec_version(spec: str) -> tuple[str, tuple[int, ...]]:
+    """A spec's name without its version suffix, and that version's order (``()`` when
+    it has none): ``twilio_studio_v2`` → ``("twilio_studio", (2, 2, 0))``."""
+    m = _SPEC_VERSION.search(spec)
+    return (spec[: m.start()], version_rank(m.group(1))) if m else (spec, ())
 
 
 def _name_suffixes(resource: str) -> list[str]:
