@@ -398,8 +398,7 @@ class KnowledgeBase(Writes):
         return self._graph.get()
 
     def _build_graph(self, _token: str) -> APIGraph:
-        summaries = self.visible.list_documents(Filters(types=("api",)), limit=10**9)
-        return APIGraph.build(self.visible.documents([s.id for s in summaries]))
+        return APIGraph.build(self.visible.document_metadata(Filters(types=("api",))))
 
     def get_api_endpoint(self, path: str, method: str | None = None) -> EndpointLookup:
         """The operation at ``path`` (exact, template or loose match) with its neighbours."""

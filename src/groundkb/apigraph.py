@@ -38,6 +38,7 @@ from .apinames import (
     resource_key,
 )
 from .models import Document
+from .store.base import DocMetadata
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +138,7 @@ def _sort_key(e: Endpoint) -> tuple[int, int, str, str]:
     return (_KIND_ORDER.get(e.operation_kind, 9), len(path_segments(e.path)), e.path, e.method)
 
 
-def endpoint_from_document(doc: Document) -> Endpoint | None:
+def endpoint_from_document(doc: Document | DocMetadata) -> Endpoint | None:
     """The endpoint an ``api`` document describes, or None without method and path."""
     meta = doc.metadata
     method = str(meta.get("method", "")).upper()
@@ -229,8 +230,9 @@ class APIGraph:
         self._squashed = {k.replace("_", ""): k for k in self.by_resource}
 
     @classmethod
-    def build(cls, docs: Iterable[Document]) -> APIGraph:
-        """A graph of every document of type ``api`` that has a method and a path."""
+    def build(cls, docs: Iterable[Document | DocMetadata]) -> APIGraph:
+        """A graph of every document of type ``api`` that has a method and a path (whole
+        documents or their metadata: the graph reads nothing else)."""
         found = (endpoint_from_document(d) for d in docs if d.type == "api")
         return cls(e for e in found if e is not None)
 

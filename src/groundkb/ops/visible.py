@@ -52,6 +52,7 @@ from typing import Any
 from ..models import Chunk, Document, Filters
 from ..store.base import (
     DISABLED_SOURCES_KEY,
+    DocMetadata,
     DocSummary,
     KeywordMatch,
     KeywordQuery,
@@ -173,6 +174,10 @@ class VisibleStore:
     def count_documents(self, filters: Filters) -> int:
         narrowed = self.narrow(filters)
         return 0 if narrowed is None else self._store.count_documents(narrowed)
+
+    def document_metadata(self, filters: Filters) -> list[DocMetadata]:
+        narrowed = self.narrow(filters)
+        return [] if narrowed is None else self._store.document_metadata(narrowed)
 
     def documents(self, doc_ids: Sequence[str], filters: Filters = Filters()) -> list[Document]:
         narrowed = self.narrow(filters)

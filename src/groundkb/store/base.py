@@ -57,7 +57,7 @@ import logging
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from ..errors import GroundKBError
 from ..models import Chunk, Document, Filters, Source, SourceInfo, Stats
@@ -113,6 +113,18 @@ class DocSummary:
     uri: str
     origin: str = ""
     operation_kind: str = ""  # api documents: create, read, list, update, delete or an action
+
+
+@dataclass(frozen=True, slots=True)
+class DocMetadata:
+    """A document's identity and its metadata, nothing else: what the API graph is
+    built from (an operation's method, path and resources are in its metadata)."""
+
+    id: str
+    source: str
+    type: str
+    title: str
+    metadata: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +294,12 @@ class Store(Protocol):
 
     def count_documents(self, filters: Filters) -> int:
         """How many documents the filters allow (the total behind list_documents)."""
+        ...
+
+    def document_metadata(self, filters: Filters) -> list[DocMetadata]:
+        """Every document the filters allow, by id, with its metadata and without its
+        content (reading a whole document of every API operation took most of a fresh
+        endpoint look-up)."""
         ...
 
     # ------------------------------------------------------------ keyword side

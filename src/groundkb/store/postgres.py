@@ -36,6 +36,7 @@ from ..refreshing import Refreshing
 from . import migrations
 from .base import (
     FIELDS,
+    DocMetadata,
     DocSummary,
     KeywordMatch,
     KeywordQuery,
@@ -314,6 +315,15 @@ class PostgresStore:
     def count_documents(self, filters: Filters) -> int:
         where, args = filters_sql(filters, "d")
         return int(self._read(f"SELECT count(*) FROM documents d WHERE true{where}", args)[0][0])
+
+    def document_metadata(self, filters: Filters) -> list[DocMetadata]:
+        where, args = filters_sql(filters, "d")
+        rows = self._read(
+            "SELECT d.id, d.source, d.type, d.title, d.metadata FROM documents d"
+            f" WHERE true{where} ORDER BY d.id",
+            args,
+        )
+        return [DocMetadata(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
 
     # -------------------------------------------------------------------- keyword
     def _term_rows(self, conn: Conn, terms: Collection[str]) -> TermStats:

@@ -36,6 +36,7 @@ from ..refreshing import Refreshing
 from . import migrations, sqlite_query, sqlite_vectors
 from .base import (
     FIELDS,
+    DocMetadata,
     DocSummary,
     KeywordMatch,
     KeywordQuery,
@@ -439,6 +440,15 @@ class SQLiteStore:
     def count_documents(self, filters: Filters) -> int:
         where, args = where_clause(filters)
         return int(self._query(f"SELECT count(*) FROM documents d{where}", args)[0][0])
+
+    def document_metadata(self, filters: Filters) -> list[DocMetadata]:
+        where, args = where_clause(filters)
+        rows = self._query(
+            f"SELECT d.id, d.source, d.type, d.title, d.metadata FROM documents d{where}"
+            " ORDER BY d.id",
+            args,
+        )
+        return [DocMetadata(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
 
     # -------------------------------------------------------------------- keyword
     def keyword_candidates(self, query: KeywordQuery) -> list[KeywordMatch]:

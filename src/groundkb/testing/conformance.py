@@ -241,6 +241,18 @@ class StoreConformance:
         assert store.count_documents(both) == len(store.list_documents(both)) == 4
         assert store.count_documents(Filters(sources=("t",))) == 0
 
+    def test_metadata_of_every_document_the_filters_allow(self, store: Store) -> None:
+        meta = {"method": "POST", "path": "/v1/widgets", "resources": ["widget"]}
+        store.write(*make_doc("w", "x", type="api", title="Create a widget", metadata=meta))
+        store.write(*make_doc("g", "y", source="t", title="A guide"))
+        got = store.document_metadata(Filters(types=("api",)))
+        assert [(d.id, d.source, d.type, d.title) for d in got] == [
+            ("w", "s", "api", "Create a widget")
+        ]
+        assert dict(got[0].metadata) == meta
+        assert [d.id for d in store.document_metadata(Filters())] == ["g", "w"]
+        assert [d.metadata for d in store.document_metadata(Filters(sources=("t",)))] == [{}]
+
     def test_source_filters_apply_inside_every_query(self, store: Store) -> None:
         # Source t has many better matches: a store that filtered after taking its top
         # candidates or neighbours would return nothing of source s.
@@ -287,6 +299,7 @@ class StoreConformance:
         assert view.count_documents(Filters()) == 1
         assert view.count_documents(Filters(sources=("t",))) == 0
         assert [d.id for d in view.documents(["t00", "s1"])] == ["s1"]
+        assert [d.id for d in view.document_metadata(Filters())] == ["s1"]
         assert view.chunks(["t00"]) == []
         assert [m.chunk_id for m in view.chunk_matches(["t00#0", "s1#0"])] == ["s1#0"]
         assert view.similar_terms("gizmos", 1) == []
