@@ -19,6 +19,7 @@ from groundkb.analyze.lexicon import english_verbs
 from groundkb.analyze.text import stem
 from groundkb.apinames import (
     change_verb,
+    first_word,
     operation_kind,
     path_resources,
     resource_key,
@@ -111,6 +112,8 @@ def test_the_cached_name_helpers_hand_out_their_own_lists() -> None:
     assert split_words("listPaymentIntents") == ["list", "payment", "intents"]
     assert resource_key("PaymentIntents") == resource_key("PaymentIntents") == "payment_intent"
     assert verb_kind(" Get ") == verb_kind("get") == "read"
+    for text in ("Create a refund", "listPaymentIntents", "HTTPServer start", "__init__", ""):
+        assert first_word(text) == (split_words(text) or [""])[0]
 
 
 def test_the_specs_own_verbs_pick_the_operation(kw: KnowledgeBase) -> None:

@@ -42,6 +42,7 @@ CRUD_KINDS: tuple[str, ...] = ("create", "read", "list", "update", "delete")
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^A-Za-z0-9]+")
+_WORD_RUN = re.compile(r"[A-Za-z0-9]+")
 _VERSION = re.compile(
     r"^(?:v\d+(?:(?:alpha|beta|preview)\d*)?|\d{4}-\d{2}-\d{2}|\d+(?:\.\d+)*)$", re.I
 )
@@ -68,6 +69,14 @@ ACTION_VERBS = frozenset(_ACTION_VERBS_TEXT.split())
 def split_words(text: str) -> list[str]:
     """Lower-case words of an identifier: ``listPaymentIntents``, ``issues/list-for-repo``."""
     return list(_words(text))
+
+
+def first_word(text: str) -> str:
+    """``split_words(text)[0]`` ('' when there is none), without splitting the rest."""
+    part = _WORD_RUN.search(text)
+    if part is None:
+        return ""
+    return next(w for w in _CAMEL.split(part.group()) if w).lower()
 
 
 @lru_cache(maxsize=16384)
@@ -482,6 +491,7 @@ __all__ = [
     "OperationFit",
     "QueryNouns",
     "asked_kinds",
+    "first_word",
     "is_action",
     "is_param",
     "is_plural",

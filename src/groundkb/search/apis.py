@@ -40,6 +40,7 @@ from ..analyze.text import STOP_WORDS, singular
 from ..apinames import (
     asked_kinds,
     change_verb,
+    first_word,
     is_param,
     is_version,
     operation_fit,
@@ -159,8 +160,8 @@ class ApiIndex:
                 names = _name_suffixes(resources[-1])
                 for name in names:
                     index.by_name.setdefault(name, []).append((d.id, name == names[-1]))
-            title = split_words(d.title)
-            first = singular(title[0]) if title and title[0].isalpha() else ""
+            word = first_word(d.title)
+            first = singular(word) if word.isalpha() else ""
             if first and first not in STOP_WORDS:
                 leading[first] += 1
             op_words = [singular(w) for w in split_words(d.aliases[0])] if d.aliases else []
