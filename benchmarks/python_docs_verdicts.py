@@ -1,24 +1,34 @@
-"""Verdicts on a real documentation site the verdict was never fitted on: the Python 3
-HTML documentation, crawled from loopback.
+"""Verdicts on real documentation sites, crawled from loopback: the Python 3 HTML
+documentation (``--site python``, the default) and Git's (``--site git``).
 
 ``benchmarks/data/python_docs_verdicts.jsonl`` holds 66 questions written before any
 result was looked at: 36 answerable (16 from ``python_docs_questions.yaml``, 20 more),
 each with the pages that answer it; 22 the docs do not cover (other languages,
 products and libraries, general knowledge, a feature Python does not have) that still
 share common words with them; and 8 one-word questions with several meanings
-("queue": ``queue``, ``asyncio`` queues, ``multiprocessing``). A verdict is right when it
-is the expected one, and an answer only when its top hit is a listed page.
+("queue": ``queue``, ``asyncio`` queues, ``multiprocessing``). The hybrid verdict
+models have since been fitted on them too (``fit_verdict.py``), so they are no longer
+held out in hybrid mode.
 
-Reported per mode: accuracy, the confusion matrix, false answers (answers to questions
-the docs do not cover), the share of answerable questions answered right, the precision
-of the answers, and hit@1 / hit@5. Only ``KnowledgeBase.open/ingest_url/search`` is
-used, so an earlier version can be measured on the same indexes
-(``PYTHONPATH=other/src``). Indexes are built once into
-``benchmarks/results/tmp/pydocs-{keyword,hybrid}.db`` (the hybrid crawl embeds every
-chunk: minutes on 2 cores) and reused; ``--fresh`` rebuilds them.
+``benchmarks/data/git_docs_verdicts.jsonl`` holds 54 questions about Git's manual
+(Debian's ``git-doc``, 206 pages and the howtos), written before Git's docs were ever
+indexed and used by nothing else: 34 answerable (tasks, definitions, a deep fact,
+typos, paraphrases, exact commands, error messages), 8 short ones with several
+meanings ("undo changes", "remove", "history") and 12 the manual does not cover (other
+products, general knowledge, features Git lacks, commands Git does not have).
 
-    apt-get update && apt-get install -y python3-doc
-    python benchmarks/python_docs_verdicts.py [--modes keyword,hybrid] [--fresh] [--json FILE]
+A verdict is right when it is the expected one, and an answer only when its top hit is
+a listed page. Reported per mode: accuracy, the confusion matrix, false answers
+(answers to questions the docs do not cover), the share of answerable questions
+answered right, the precision of the answers, and hit@1 / hit@5. Only
+``KnowledgeBase.open/ingest_url/search`` is used, so an earlier version can be measured
+on the same indexes (``PYTHONPATH=other/src``). Indexes are built once into
+``benchmarks/results/tmp/{pydocs,gitdocs}-{keyword,hybrid}.db`` (the hybrid crawl
+embeds every chunk: minutes on 2 cores) and reused; ``--fresh`` rebuilds them.
+
+    apt-get update && apt-get install -y python3-doc git-doc
+    python benchmarks/python_docs_verdicts.py [--site python|git] [--modes keyword,hybrid]
+        [--fresh] [--json FILE]
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import json
 import statistics
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,8 +48,28 @@ from web_sources import CANDIDATES, crawl, serve
 from groundkb import KnowledgeBase, Settings
 
 HERE = Path(__file__).resolve().parent
-QUESTIONS = HERE / "data" / "python_docs_verdicts.jsonl"
 CACHE = HERE / "results" / "tmp"
+
+
+@dataclass(frozen=True)
+class Site:
+    roots: tuple[Path, ...]  # where Debian's package puts it (the first that exists)
+    questions: Path
+    cache: str  # index file prefix
+    package: str
+
+
+SITES = {
+    "python": Site(
+        tuple(CANDIDATES), HERE / "data" / "python_docs_verdicts.jsonl", "pydocs", "python3-doc"
+    ),
+    "git": Site(
+        (Path("/usr/share/doc/git/html"),),
+        HERE / "data" / "git_docs_verdicts.jsonl",
+        "gitdocs",
+        "git-doc",
+    ),
+}
 
 
 def page(doc_id: str) -> str:
@@ -46,8 +77,8 @@ def page(doc_id: str) -> str:
     return urlsplit(doc_id).path.lstrip("/")
 
 
-def index(mode: str, root: Path, fresh: bool) -> Path:
-    db = CACHE / f"pydocs-{mode}.db"
+def index(mode: str, root: Path, fresh: bool, prefix: str = "pydocs") -> Path:
+    db = CACHE / f"{prefix}-{mode}.db"
     if db.exists() and not fresh:
         return db
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -100,19 +131,22 @@ def score(kb: KnowledgeBase, questions: list[dict[str, Any]]) -> dict[str, Any]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--site", choices=sorted(SITES), default="python")
     ap.add_argument("--modes", default="keyword,hybrid")
     ap.add_argument("--fresh", action="store_true", help="crawl and index again")
     ap.add_argument("--verbose", action="store_true", help="print every wrong verdict")
-    ap.add_argument("--json", type=Path, default=HERE / "results" / "python_docs_verdicts.json")
+    ap.add_argument("--json", type=Path, help="default: results/{python,git}_docs_verdicts.json")
     args = ap.parse_args()
-    root = next((c for c in CANDIDATES if (c / "index.html").is_file()), None)
+    site = SITES[args.site]
+    root = next((c for c in site.roots if (c / "index.html").is_file()), None)
     if root is None:
-        print("skipped: run `apt-get install -y python3-doc` first", file=sys.stderr)
+        print(f"skipped: run `apt-get install -y {site.package}` first", file=sys.stderr)
         return 0
-    questions = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
+    lines = site.questions.read_text(encoding="utf-8").splitlines()
+    questions = [json.loads(line) for line in lines]
     out: dict[str, Any] = {}
     for mode in args.modes.split(","):
-        db = index(mode, root, args.fresh)
+        db = index(mode, root, args.fresh, site.cache)
         embedder = "none" if mode == "keyword" else "minilm"
         settings = Settings(embedder=embedder, retrieval=mode, fallback_p95_ms=1e12)
         with KnowledgeBase.open(db, settings, create=False) as kb:
@@ -124,8 +158,9 @@ def main() -> int:
                 if not row["right"]:
                     print(f"  {row['expect']:8} → {row['verdict']:8} ({row['reason']}) "
                           f"{row['query']}  {row['top']}")  # fmt: skip
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    path = args.json or HERE / "results" / f"{args.site}_docs_verdicts.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
