@@ -324,3 +324,25 @@ def test_a_half_typed_last_word_completes_to_the_one_name_it_starts(tmp_path: Pa
         assert r.hits[0].doc_id == "archive" and r.verdict.kind == "answer"
         assert kb.search("user inv").corrected_query == ""  # invite or invitation
         assert kb.search("arch tasks").corrected_query == ""  # not the last word
+
+
+def test_a_typo_is_one_edit_from_an_indexed_word_never_two(tmp_path: Path) -> None:
+    """A plural typo is corrected through its singular ("notifcations" is one edit from
+    the indexed "notification"); a real word two edits from an indexed one is left as
+    typed ("expiration" is not "exploration", "uncommit" is not "uncomment"), so the
+    question is no near miss answered as fact."""
+    pages = {
+        "notifications.md": "# Notification settings\n\nMute a notification per project.\n",
+        "explore.md": "# Exploration mode\n\nBrowse projects in exploration mode.\n",
+        "config.md": "# Config file\n\nUncomment a line to turn an option on.\n",
+    }
+    docs = write_pages(tmp_path / "docs", pages)
+    with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
+        assert kb.ingest(docs, source="docs").ok
+        r = kb.search("mute notifcations")
+        assert r.corrected_query == "mute notification"
+        assert r.hits[0].doc_id == "notifications"
+        for question in ("password expiration", "git uncommit"):
+            r = kb.search(question)
+            assert r.corrected_query == "", question
+            assert r.verdict.kind != "answer", question

@@ -34,7 +34,7 @@ word (``Store.similar_terms``: optimal string alignment distance, so a swap of t
 neighbouring letters is one edit), words shorter than three letters and numbers are
 never a correction. Of the 25 nearest, those that keep the word's first letter (people
 rarely mistype it) compete: the fewest edits win, then a known term (a name of the
-index), then the more frequent. The engine allows one edit up to 7 letters, two beyond.
+index), then the more frequent. The engine allows one edit, from the word's index form.
 """
 
 from __future__ import annotations

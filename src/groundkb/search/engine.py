@@ -40,6 +40,7 @@ from ..analyze.text import (
     ParsedQuery,
     canonical_phrase,
     other_forms,
+    stem,
 )
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
@@ -267,16 +268,20 @@ class Searcher:
     def _correct(self, word: str) -> str | None:
         """The indexed word ``word`` is most likely a typo of, or None.
 
-        Edits count as in optimal string alignment (a swap of two neighbouring letters
-        is one edit, "burndwon" → "burndown"): one for words up to 7 letters, two for
-        longer ones, and never in the first letter, which people rarely mistype; a
-        real word the index lacks ("bread", "weather") must not become a near miss.
+        One edit, as in optimal string alignment (a swap of two neighbouring letters is
+        one edit, "burndwon" → "burndown"), between the word's index form and an
+        indexed term (the index holds "notification": "notifcations" is one edit from
+        it, through its singular), and never in the first letter, which people rarely
+        mistype. A real word the index lacks must not become a near miss ("bread" →
+        "break" still can, and the verdict weighs it): a second edit found almost only
+        such words (expiration → exploration, calculation → calculator, uncommit →
+        uncomment; docs/benchmarks.md).
         """
-        if len(word) < 4 or word.isdigit():
+        term = stem(word)
+        if len(term) < 4 or term.isdigit():
             return None
-        max_edits = 1 if len(word) <= 7 else 2
-        similar = self.store.similar_terms(word, max_edits, first_letter=True)
-        return correction(word, similar, self._current().known_terms)
+        similar = self.store.similar_terms(term, 1, first_letter=True)
+        return correction(term, similar, self._current().known_terms)
 
     def _complete(self, word: str) -> str | None:
         """The name a half-typed last word of a short question stands for ("auto-arch" →
