@@ -254,7 +254,7 @@ def _forget_lexicon() -> None:
     lexicon.forget()
 
 
-def test_a_warm_up_loads_the_verb_lexicon_for_verb_forms_or_operations(
+def test_a_warm_up_loads_the_lexicon_for_verb_forms_typos_or_operations(
     tmp_path: Path,
 ) -> None:
     assert {"close", "hide", "redeploy"} <= english_verbs()
@@ -263,9 +263,8 @@ def test_a_warm_up_loads_the_verb_lexicon_for_verb_forms_or_operations(
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "page.md").write_text("# Page\n\nNo operations here.\n")
     try:
-        with KnowledgeBase.open(
-            tmp_path / "off.db", settings=Settings(embedder="none", verb_forms=False)
-        ) as off:
+        off_settings = Settings(embedder="none", verb_forms=False, typo_correction=False)
+        with KnowledgeBase.open(tmp_path / "off.db", settings=off_settings) as off:
             off.ingest(tmp_path / "docs", source="docs")
             off.warm()
             assert lexicon._verbs.cache_info().currsize == 0
@@ -275,8 +274,14 @@ def test_a_warm_up_loads_the_verb_lexicon_for_verb_forms_or_operations(
         _forget_lexicon()
         with KnowledgeBase.open(tmp_path / "on.db", settings=Settings(embedder="none")) as on:
             on.ingest(tmp_path / "docs", source="docs")
-            on.warm()  # the verb forms of every query
+            on.warm()  # the verb forms of every query, the English words of typos
             assert lexicon._verbs.cache_info().currsize == 1
+            assert lexicon.english_words.cache_info().currsize == 1
+        _forget_lexicon()
+        typos = Settings(embedder="none", verb_forms=False)
+        with KnowledgeBase.open(tmp_path / "typos.db", settings=typos) as kb:
+            kb.warm()  # typo correction alone needs the English words
+            assert lexicon.english_words.cache_info().currsize == 1
     finally:
         _forget_lexicon()
 

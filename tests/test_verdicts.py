@@ -328,13 +328,15 @@ def test_a_half_typed_last_word_completes_to_the_one_name_it_starts(tmp_path: Pa
 
 def test_a_typo_is_one_edit_from_an_indexed_word_never_two(tmp_path: Path) -> None:
     """A plural typo is corrected through its singular ("notifcations" is one edit from
-    the indexed "notification"); a real word two edits from an indexed one is left as
-    typed ("expiration" is not "exploration", "uncommit" is not "uncomment"), so the
-    question is no near miss answered as fact."""
+    the indexed "notification"); a word two edits from an indexed one is left as typed
+    ("expiration" is not "exploration", "uncommit" is not "uncomment"), and so is a word
+    of the English lexicon one edit away ("bread" is not "break"), so the question is
+    no near miss answered as fact."""
     pages = {
         "notifications.md": "# Notification settings\n\nMute a notification per project.\n",
         "explore.md": "# Exploration mode\n\nBrowse projects in exploration mode.\n",
         "config.md": "# Config file\n\nUncomment a line to turn an option on.\n",
+        "break.md": "# Coffee break\n\nTake a break from your projects.\n",
     }
     docs = write_pages(tmp_path / "docs", pages)
     with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
@@ -342,7 +344,7 @@ def test_a_typo_is_one_edit_from_an_indexed_word_never_two(tmp_path: Path) -> No
         r = kb.search("mute notifcations")
         assert r.corrected_query == "mute notification"
         assert r.hits[0].doc_id == "notifications"
-        for question in ("password expiration", "git uncommit"):
+        for question in ("password expiration", "git uncommit", "banana bread recipe"):
             r = kb.search(question)
             assert r.corrected_query == "", question
             assert r.verdict.kind != "answer", question

@@ -1,15 +1,18 @@
-"""The English verb lexicon: which words are verbs, and the regular forms of each verb.
+"""The English lexicon: which words are English words, which are verbs, and the regular
+forms of each verb.
 
 The forms come from ``lemminflect``'s lookup table (``resources/lemma_lu.csv.gz``, one
-``form,upos,lemma`` line per form; 27,364 verb forms), read from the installed package
-without importing it: its import loads numpy and the whole lemmatizer (330 ms, against
-40 ms for the table). What is built from the table is kept in groundkb's cache folder
-(``verb-forms.marshal``, rebuilt when the table changes), so a fresh process reads it in
-a few milliseconds. Without the package or the table the lexicon is empty, and what uses
-it turns itself off.
+``form,upos,lemma`` line per form: 69,362 words, 27,364 verb forms), read from the
+installed package without importing it: its import loads numpy and the whole
+lemmatizer (330 ms, against 40 ms for the table). What is built from the table is kept
+in groundkb's cache folder (``verb-forms.marshal``, rebuilt when the table changes), so
+a fresh process reads it in a few milliseconds. Without the package or the table the
+lexicon is empty, and what uses it turns itself off.
 
-Two uses:
+Three uses:
 
+* typo correction: a word the lexicon knows is no typo, even when the docs lack it
+  ("bread" is not "break"; ``search/engine.py``);
 * API questions: whether the first word of a question is a verb (``apinames.py``);
 * query analysis: the other *regular* forms of a verb in a question ("detecting" →
   detect, detects, detected), searched beside the word as typed. Regular means that
@@ -33,7 +36,8 @@ from pathlib import Path
 from ..cachedir import default_cache_dir, write_atomic
 
 _VERB_LINE = re.compile(r"\n([^,\n]+),verb,([^\n]+)")
-_CACHE_FORMAT = 1  # of the cached maps (``_verbs``)
+_FORM_LINE = re.compile(r"\n([^,\n]+),(?:noun|verb|adj|adv),")
+_CACHE_FORMAT = 3  # of the cached maps (``_verbs``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +45,7 @@ class _Verbs:
     forms: frozenset[str]  # every verb form
     lemmas: dict[str, list[str]]  # a regular form → its verbs
     regular: dict[str, list[str]]  # a verb → its regular forms
+    words: str = ""  # every form of a noun, verb, adjective or adverb, one a line
 
 
 @cache
@@ -57,8 +62,8 @@ def _verbs() -> _Verbs:
     kept = default_cache_dir() / "verb-forms.marshal"
     try:
         got = marshal.loads(kept.read_bytes())
-        if isinstance(got, tuple) and len(got) == 4 and got[0] == stamp:
-            return _Verbs(frozenset(got[1]), got[2], got[3])
+        if isinstance(got, tuple) and len(got) == 5 and got[0] == stamp:
+            return _Verbs(frozenset(got[1]), got[2], got[3], got[4])
     except (OSError, ValueError, EOFError, TypeError):
         pass
     try:
@@ -74,9 +79,11 @@ def _verbs() -> _Verbs:
             if form.startswith(lemma[:-1] if len(lemma) > 3 else lemma):
                 lemmas.setdefault(form, []).append(lemma)
                 regular.setdefault(lemma, []).append(form)
+    # one string, split when a typo is first looked at: most searches never need it
+    words = "\n".join(sorted({w.lower() for w in _FORM_LINE.findall(text)}))
     with contextlib.suppress(OSError):  # a read-only cache only costs reading the table
-        write_atomic(kept, marshal.dumps((stamp, forms, lemmas, regular)))
-    return _Verbs(frozenset(forms), lemmas, regular)
+        write_atomic(kept, marshal.dumps((stamp, forms, lemmas, regular, words)))
+    return _Verbs(frozenset(forms), lemmas, regular, words)
 
 
 def _table() -> Path | None:
@@ -94,6 +101,14 @@ def english_verbs() -> frozenset[str]:
     return _verbs().forms
 
 
+@cache
+def english_words() -> frozenset[str]:
+    """Every form of a noun, verb, adjective or adverb the lexicon knows, lower case
+    (empty without the lexicon): a word a typo correction leaves as typed."""
+    words = _verbs().words
+    return frozenset(words.split("\n")) if words else frozenset()
+
+
 def inflections(word: str) -> tuple[str, ...]:
     """The other regular forms of the verb ``word`` is a form of (``()`` when it is not
     one, or without the lexicon): ``inflections("detecting")`` → ``("detect",
@@ -108,11 +123,12 @@ def inflections(word: str) -> tuple[str, ...]:
 def forget() -> None:
     """Drop the lexicon read so far (the next use reads it again)."""
     _verbs.cache_clear()
+    english_words.cache_clear()
 
 
 def load() -> None:
-    """Read the lexicon now (a server does while it warms up)."""
-    _verbs()
+    """Read the lexicon now (a server does while it warms up), the words too."""
+    english_words()
 
 
-__all__ = ["english_verbs", "forget", "inflections", "load"]
+__all__ = ["english_verbs", "english_words", "forget", "inflections", "load"]

@@ -120,8 +120,11 @@ class Searcher:
     def warm(self) -> None:
         """Build the derived data and the typo vocabulary now, which the first search
         and the first unknown word would otherwise wait for."""
-        if self.derived().apis.summaries or self.analyzer.inflections is not None:
-            lexicon.load()  # the verb forms of queries, the verbs of API questions
+        apis = bool(self.derived().apis.summaries)
+        if apis or self.analyzer.inflections is not None or self.settings.typo_correction:
+            # the verbs of API questions, the verb forms of queries, the English words
+            # a typo correction leaves alone
+            lexicon.load()
         self.store.similar_terms("warm", 1)  # the store loads its vocabulary to answer
 
     def invalidate(self) -> None:
@@ -272,11 +275,13 @@ class Searcher:
         one edit, "burndwon" → "burndown"), between the word's index form and an
         indexed term (the index holds "notification": "notifcations" is one edit from
         it, through its singular), and never in the first letter, which people rarely
-        mistype. A real word the index lacks must not become a near miss ("bread" →
-        "break" still can, and the verdict weighs it): a second edit found almost only
-        such words (expiration → exploration, calculation → calculator, uncommit →
-        uncomment; docs/benchmarks.md).
+        mistype. A real word the index lacks must not become a near miss: a word the
+        English lexicon knows ("bread", "mode", "neural") is left as typed, and a
+        second edit found almost only such words (expiration → exploration,
+        calculation → calculator; docs/benchmarks.md).
         """
+        if word in lexicon.english_words():
+            return None
         term = stem(word)
         if len(term) < 4 or term.isdigit():
             return None
