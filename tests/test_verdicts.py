@@ -337,6 +337,7 @@ def test_a_typo_is_one_edit_from_an_indexed_word_never_two(tmp_path: Path) -> No
         "explore.md": "# Exploration mode\n\nBrowse projects in exploration mode.\n",
         "config.md": "# Config file\n\nUncomment a line to turn an option on.\n",
         "break.md": "# Coffee break\n\nTake a break from your projects.\n",
+        "links.md": "# Quick links\n\nPin the links you use most.\n",
     }
     docs = write_pages(tmp_path / "docs", pages)
     with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
@@ -344,6 +345,7 @@ def test_a_typo_is_one_edit_from_an_indexed_word_never_two(tmp_path: Path) -> No
         r = kb.search("mute notifcations")
         assert r.corrected_query == "mute notification"
         assert r.hits[0].doc_id == "notifications"
+        assert kb.search("quick lnks").corrected_query == "quick link"  # "lnk" is one edit
         for question in ("password expiration", "git uncommit", "banana bread recipe"):
             r = kb.search(question)
             assert r.corrected_query == "", question

@@ -280,11 +280,9 @@ class Searcher:
         second edit found almost only such words (expiration → exploration,
         calculation → calculator; docs/benchmarks.md).
         """
-        if word in lexicon.english_words():
+        if len(word) < 4 or word.isdigit() or word in lexicon.english_words():
             return None
         term = stem(word)
-        if len(term) < 4 or term.isdigit():
-            return None
         similar = self.store.similar_terms(term, 1, first_letter=True)
         return correction(term, similar, self._current().known_terms)
 
