@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,17 @@ from groundkb.store.base import DocSummary, KeywordMatch
 from .conftest import EXAMPLES
 from .docmaker import write_pages
 from .mcp_result import payload
+
+
+@contextmanager
+def pages_kb(tmp_path: Path, pages: dict[str, str], **settings: str) -> Iterator[KnowledgeBase]:
+    """A knowledge base (keyword-only unless ``settings`` say otherwise) over Markdown
+    ``pages``, ingested as source ``docs``."""
+    docs = write_pages(tmp_path / "docs", pages)
+    options = {"embedder": "none", **settings}
+    with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), **options)) as kb:
+        assert kb.ingest(docs, source="docs").ok
+        yield kb
 
 
 @pytest.fixture
@@ -289,14 +302,9 @@ def test_a_form_of_a_verb_the_docs_use_is_no_unseen_word(tmp_path: Path, embedde
     """Docs that say "get" know "getting": it neither lowers the share of the question
     the index knows nor is named among the words it never mentions (keyword search keeps
     the verb's forms in the query; hybrid search parses without them)."""
-    docs = write_pages(
-        tmp_path / "docs",
-        {"notify.md": "# Notifications\n\nGet an email whenever a task is assigned to you.\n"},
-    )
+    pages = {"notify.md": "# Notifications\n\nGet an email whenever a task is assigned to you.\n"}
     retrieval = "keyword" if embedder == "none" else "hybrid"
-    settings = Settings(db=str(tmp_path / "kb.db"), embedder=embedder, retrieval=retrieval)
-    with KnowledgeBase.open(settings=settings) as kb:
-        assert kb.ingest(docs, source="docs").ok
+    with pages_kb(tmp_path, pages, embedder=embedder, retrieval=retrieval) as kb:
         assert kb.search("getting emails").signals["known"] == 1.0
         r = kb.search("getting zucchini")
         assert r.signals["known"] < 1.0
@@ -316,9 +324,7 @@ def test_a_half_typed_last_word_completes_to_the_one_name_it_starts(tmp_path: Pa
         "invite.md": "# Invite users\n\nSend an invitation by email.\n",
         "invitation.md": "# Invitation links\n\nA link expires after seven days.\n",
     }
-    docs = write_pages(tmp_path / "docs", pages)
-    with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
-        assert kb.ingest(docs, source="docs").ok
+    with pages_kb(tmp_path, pages) as kb:
         r = kb.search("auto-arch")
         assert r.corrected_query == "auto archive"
         assert r.hits[0].doc_id == "archive" and r.verdict.kind == "answer"
@@ -339,9 +345,7 @@ def test_a_typo_is_one_edit_from_an_indexed_word_never_two(tmp_path: Path) -> No
         "break.md": "# Coffee break\n\nTake a break from your projects.\n",
         "links.md": "# Quick links\n\nPin the links you use most.\n",
     }
-    docs = write_pages(tmp_path / "docs", pages)
-    with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
-        assert kb.ingest(docs, source="docs").ok
+    with pages_kb(tmp_path, pages) as kb:
         r = kb.search("mute notifcations")
         assert r.corrected_query == "mute notification"
         assert r.hits[0].doc_id == "notifications"
