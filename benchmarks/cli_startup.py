@@ -63,6 +63,9 @@ def _cli(src: Path | None, db: Path, args: list[str]) -> float:
 
 
 def _has_vectors(db: Path) -> bool:
+    """Whether a SQLite index holds vectors (anything else is searched by keyword)."""
+    if not db.is_file():
+        return False
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         return bool(conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone())
 
