@@ -72,6 +72,25 @@ def test_progress_off_a_terminal_prints_plain_lines_with_rate_and_time_left(
     embedding = [line for line in lines if line.startswith("embedding: 256/300")]
     assert embedding and "/s, " in embedding[0] and "s left)" in embedding[0]
     assert lines[-1].startswith("embedding: 256/300")
+    assert sum(line.startswith("ingesting: 4/4") for line in lines) == 1  # shown once
+
+
+def test_progress_shows_the_last_line_once_when_a_periodic_line_showed_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    progress = Progress(False, every=3600.0, tty=False)
+    progress(0, 2, "embedding")
+    progress(1, 2, "doc#1")
+    progress.close()
+    progress = Progress(False, every=0.0, tty=False)
+    progress(0, 2, "embedding")
+    progress(2, 2, "doc#2")  # the periodic line shows the end already
+    progress.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("embedding: 1/2")  # close() shows where the phase stopped
+    assert lines[1].startswith("embedding: 0/2")
+    assert [line for line in lines if line.startswith("embedding: 2/2")] == lines[2:]
+    assert len(lines) == 3
 
 
 def test_the_python_entry_point_of_a_console_script_is_ingested_under_its_name(

@@ -52,6 +52,15 @@ def test_a_question_about_something_the_docs_never_mention_is_no_match(
         r = both_kb.search(q)
         assert r.verdict.kind == "no_match", q
         assert not r.verdict.options
+    # the message names the words the docs never use, and the evidence says what fell
+    # short, whichever signal decided
+    r = both_kb.search("what is the weather in Lisbon today")
+    assert r.verdict.reason == "no_hits"
+    assert "never mentions 'weather', 'lisbon'" in r.verdict.message
+    r = both_kb.search("how do I export users to Salesforce")
+    assert r.verdict.kind == "no_match" and r.verdict.reason != "no_hits"
+    assert "'salesforce'" in r.verdict.message
+    assert r.verdict.evidence and all(e.endswith("(−)") for e in r.verdict.evidence)
 
 
 def test_an_ambiguous_word_asks_which_meaning_and_names_the_options(
@@ -354,3 +363,14 @@ def test_a_typo_is_one_edit_from_an_indexed_word_never_two(tmp_path: Path) -> No
             r = kb.search(question)
             assert r.corrected_query == "", question
             assert r.verdict.kind != "answer", question
+
+
+def test_a_snippet_leaves_code_fences_out_and_keeps_the_code(tmp_path: Path) -> None:
+    pages = {
+        "revert.md": "# Revert a commit\n\nUndo a published commit with a new one:\n\n"
+        "```sh\n$ git revert HEAD^\n```\n\nThe revert keeps history intact.\n",
+    }
+    with pages_kb(tmp_path, pages) as kb:
+        snippet = kb.search("revert a commit").hits[0].snippet
+    assert "git revert HEAD^" in snippet
+    assert "```" not in snippet

@@ -25,6 +25,8 @@ FIELD_FACTOR = {"title": 1.0, "aliases": 1.0, "keywords": 0.8, "header": 0.7, "b
 MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "inflection": 0.5, "typo": 0.8, "synonym": 0.5}
 _NO_WORDS: frozenset[str] = frozenset()
 _RUN = re.compile(r"[^\W_]+")  # a run of letters and digits: the words a snippet counts
+# a Markdown code fence line (its info string too): no words, only noise in one line
+_FENCE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[^`\n]*$", re.M)
 
 
 def contains(haystack: str, needle: tuple[str, ...]) -> bool:
@@ -148,7 +150,10 @@ def _name_factor(m: KeywordMatch, parsed: ParsedQuery, stop_words: frozenset[str
 
 
 def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
-    """The window of ``text`` with the most matched terms, about ``width`` characters."""
+    """The window of ``text`` with the most matched terms, about ``width`` characters,
+    on one line (code fences left out; the code itself stays)."""
+    if "```" in text or "~~~" in text:
+        text = _FENCE.sub("", text)
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat

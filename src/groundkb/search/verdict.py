@@ -285,6 +285,22 @@ def _why(model: Logistic, values: Mapping[str, float]) -> tuple[str, ...]:
     )
 
 
+def _short_of(model: Logistic, values: Mapping[str, float]) -> tuple[str, ...]:
+    """Why a model said no: the three signals whose shortfall cost the most (a signal
+    that counts for it, times how far it is from 1; one that counts against, times its
+    value)."""
+    costs = []
+    for k, w in model.weights.items():
+        if k == "bias" or not w:
+            continue
+        v = values.get(k, 0.0)
+        cost = w * (1.0 - min(v, 1.0)) if w > 0 else -w * v
+        if cost > 0:
+            costs.append((cost, k))
+    costs.sort(key=lambda c: -c[0])
+    return tuple(f"{_LABELS.get(k, k)} {values.get(k, 0.0):.2f} (−)" for _, k in costs[:3])
+
+
 def model_doubts(verdict: Verdict, top: Scored, signals: Signals) -> Verdict:
     """The clarify that replaces an answer when the rerank model says none of the
     results answers: ask before answering from the top hit."""
@@ -319,20 +335,22 @@ def decide(
     p_answer = model.answer.probability(x)
     out = Signals(x, signals.meanings, p_scope, p_answer, signals.unknown)
     meanings = signals.meanings
+    # the words it never saw, named whatever decided ("how do I deploy to Heroku": the
+    # agent can say the docs do not mention Heroku)
+    words = ", ".join(f"'{w}'" for w in signals.unknown[:3])
+    detail = f" The knowledge base never mentions {words}." if words else ""
     if not meanings:
-        return Verdict("no_match", 1.0, "no_hits", NO_MATCH_MESSAGE), out
+        return Verdict("no_match", 1.0, "no_hits", NO_MATCH_MESSAGE + detail), out
     if p_scope < model.scope.threshold:
         unseen = x.get("known", 0.0) < 0.5 and signals.unknown
         reason: VerdictReason = "unknown_terms" if unseen else "below_threshold"
-        words = ", ".join(f"'{w}'" for w in signals.unknown[:3])
-        detail = f" The knowledge base never mentions {words}." if unseen else ""
         return (
             Verdict(
                 "no_match",
                 round(1 - p_scope, 4),
                 reason,
                 NO_MATCH_MESSAGE + detail,
-                evidence=_why(model.scope, x),
+                evidence=_short_of(model.scope, x),
             ),
             out,
         )

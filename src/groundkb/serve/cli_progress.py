@@ -29,6 +29,7 @@ class Progress:
         self.bar: Any = None
         self.done = 0
         self.total = 0
+        self.shown = -1  # ``done`` of the last line printed in this phase
         self.phase = -1
         self.running = False
         self.started = self.last = 0.0
@@ -41,7 +42,7 @@ class Progress:
             self.running = True
             self.phase += 1
             self.label = name if done == 0 and name else self.labels[self.phase % len(self.labels)]
-            self.done, self.total = 0, total
+            self.done, self.total, self.shown = 0, total, -1
             self.started = self.last = time.monotonic()
             if self.tty:
                 self.bar = click.progressbar(
@@ -57,7 +58,7 @@ class Progress:
         self.done = done
         now = time.monotonic()
         if not self.tty and now - self.last >= self.every:
-            self.last = now
+            self.last, self.shown = now, done
             click.echo(self._line(), err=True)
 
     def _rate(self) -> str:
@@ -78,8 +79,8 @@ class Progress:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
             self.bar = None
-        elif self.running and not self.tty:
-            click.echo(self._line(), err=True)
+        elif self.running and not self.tty and self.shown != self.done:
+            click.echo(self._line(), err=True)  # the last line, unless it was just shown
         self.running = False
 
 
