@@ -374,3 +374,21 @@ def test_a_snippet_leaves_code_fences_out_and_keeps_the_code(tmp_path: Path) -> 
         snippet = kb.search("revert a commit").hits[0].snippet
     assert "git revert HEAD^" in snippet
     assert "```" not in snippet
+
+
+def test_a_no_match_suggests_only_pages_whose_title_holds_a_question_word(
+    tmp_path: Path,
+) -> None:
+    """ "Did you mean" names pages the question names, never a page that only shares a
+    word of its body text."""
+    pages = {
+        "rebase.md": "# Rebase a branch\n\nReplay your commits on top of another branch.\n",
+        "hooks.md": "# Hooks\n\nA script that runs before every commit, like a gate.\n",
+    }
+    with pages_kb(tmp_path, pages) as kb:
+        r = kb.search("rebase with a zeppelin emoji")
+        assert r.verdict.kind == "no_match"
+        assert r.suggestions == ("Rebase a branch",)
+        r = kb.search("gate my zeppelin emoji")  # "gate" is only in the Hooks page's text
+        assert r.verdict.kind == "no_match"
+        assert r.suggestions == ()

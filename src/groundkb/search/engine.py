@@ -443,7 +443,8 @@ class Searcher:
         elif corrected:
             suggestions = (corrected,)
         if verdict.kind == "no_match" and not suggestions and matches:
-            suggestions = distinct_titles(scored, 3)  # documents sharing words, never neighbours
+            asked = frozenset(t for c in parsed.clauses for a in c.alternatives for t in a.tokens)
+            suggestions = distinct_titles(scored, 3, asked)  # titles holding a question word
         retriever = "keyword" if semantic is None else mode
         top_rank = hits[0].rank if hits else 0.0
         out = []

@@ -92,12 +92,20 @@ def summary_beside(m: KeywordMatch) -> str:
     return summary
 
 
-def distinct_titles(scored: Sequence[Scored], n: int) -> tuple[str, ...]:
-    """The first ``n`` distinct titles of the candidates, in rank order."""
+def distinct_titles(
+    scored: Sequence[Scored], n: int, words: frozenset[str] | None = None
+) -> tuple[str, ...]:
+    """The first ``n`` distinct titles of the candidates, in rank order; with ``words``
+    (index terms of the question), only titles that hold one of them: a did-you-mean
+    names pages the question names, not whatever matched its body text."""
     out: list[str] = []
     for s in scored:
-        if s.match.doc.title not in out:
-            out.append(s.match.doc.title)
+        title = s.match.doc.title
+        if title in out:
+            continue
+        if words is not None and words.isdisjoint(s.match.fields["title"].split()):
+            continue
+        out.append(title)
         if len(out) >= n:
             break
     return tuple(out)
