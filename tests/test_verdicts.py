@@ -18,6 +18,7 @@ from groundkb.evaluate_verdicts import evaluate_verdicts, read_questions
 from groundkb.search.meaning import group_meanings
 from groundkb.search.verdict import Logistic, model_from_settings
 from groundkb.serve.cli import cli
+from groundkb.serve.render import search_text
 from groundkb.store.base import DocSummary, KeywordMatch
 
 from .conftest import EXAMPLES
@@ -72,6 +73,10 @@ def test_an_ambiguous_word_asks_which_meaning_and_names_the_options(
     assert labels[:2] == ["Home (concepts)", "Dashboard (concepts)"]
     assert "Home (concepts) or Dashboard (concepts)" in r.verdict.message
     assert {o.doc_id for o in r.verdict.options} == {"concepts/home", "concepts/dashboard"}
+    # the CLI names the options once, not again as a did-you-mean
+    text = search_text(r)
+    assert "options: Home (concepts) | Dashboard (concepts)" in text
+    assert "did you mean" not in text
 
 
 def test_options_from_more_than_one_source_name_their_source(tmp_path: Path) -> None:

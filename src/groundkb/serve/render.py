@@ -46,8 +46,9 @@ def search_text(result: SearchResult) -> str:
         lines.append(f"note: {result.notice}")
     if result.corrected_query:
         lines.append(f"corrected: {result.corrected_query}")
-    if result.suggestions:
-        lines.append("did you mean: " + " | ".join(result.suggestions))
+    titles = {o.title for o in v.options}
+    if result.suggestions and not (v.kind == "clarify" and set(result.suggestions) <= titles):
+        lines.append("did you mean: " + " | ".join(result.suggestions))  # not the options again
     if not result.hits:
         return "\n".join(lines)
     width = shutil.get_terminal_size((120, 20)).columns
