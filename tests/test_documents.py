@@ -4,6 +4,7 @@ address checks on their own."""
 from __future__ import annotations
 
 import ipaddress
+import re
 import sys
 from pathlib import Path
 
@@ -134,6 +135,113 @@ def test_a_missing_pdf_extra_is_a_per_file_error_naming_it(
     messages = {e.path: e.message for e in r.errors}
     assert "pip install 'groundkb[pdf]'" in messages["manual.pdf"]
     assert "notes" in {d.id for d in kb.list_documents()}
+
+
+SPHINX_PAGE = """.. _install:
+
+=============
+Installation
+=============
+
+.. toctree::
+   :maxdepth: 2
+
+   usage-page
+   api-page
+
+Install the package with pip::
+
+    pip install frobnicate
+
+Then call :func:`~frobnicate.run` or see :ref:`the settings <config>`.
+
+Configuring
+-----------
+
+.. code-block:: python
+
+   frobnicate.run(level=3)
+
+.. versionadded:: 2.1
+   The ``level`` option.
+
+.. include:: /etc/hostname
+
+.. raw:: html
+
+   <script>alert("x")</script>
+
+.. autofunction:: frobnicate.stop
+
+Options
+~~~~~~~
+
+=========  =======================
+Option     Meaning
+=========  =======================
+level      How hard to frobnicate
+=========  =======================
+
+Troubleshooting
+---------------
+
+If :program:`frob` fails with ``E42``, run ``frob doctor``.
+"""
+
+
+def test_rst_sections_become_the_header_path_and_sphinx_markup_keeps_its_text(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    (docs / "guide").mkdir(parents=True)
+    (docs / "guide" / "install.rst").write_text(SPHINX_PAGE, encoding="utf-8")
+    (docs / "notes.rst").write_text("A page without a title, *unclosed and `broken.\n")
+    r = kb.ingest(docs, source="manual")
+    assert not r.errors and r.inserted == 2
+    doc = kb.get("guide/install")
+    assert (doc.title, doc.category) == ("Installation", "guide")
+    assert [c.header_path for c in kb.chunks("guide/install")] == [
+        "Installation",
+        "Installation > Configuring",
+        "Installation > Configuring > Options",
+        "Installation > Troubleshooting",
+    ]
+    text = doc.content
+    assert "```\npip install frobnicate\n```" in text
+    assert "```\nfrobnicate.run(level=3)\n```" in text
+    assert "Then call `frobnicate.run` or see the settings." in text
+    assert "versionadded 2.1: The `level` option." in text
+    assert "autofunction frobnicate.stop" in text
+    assert "| level | How hard to frobnicate |" in re.sub(" +", " ", text)
+    assert "If `frob` fails with `E42`, run `frob doctor`." in text
+    # File insertion and raw output are off; toctree (a list of files) and problem
+    # reports are left out.
+    hostname = Path("/etc/hostname")
+    if hostname.is_file() and hostname.read_text().strip():
+        assert hostname.read_text().strip() not in text
+    for gone in ("alert", "script", "toctree", "usage-page", "include", "Unknown", "ERROR"):
+        assert gone not in text
+    assert kb.get("notes").title == "notes"
+    assert "unclosed" in kb.get("notes").content
+    hit = kb.search("frobnicate harder level option").hits[0]
+    assert (hit.doc_id, hit.header_path) == (
+        "guide/install",
+        "Installation > Configuring > Options",
+    )
+    again = kb.ingest(docs, source="manual")
+    assert again.unchanged == 2 and again.chunks_written == 0
+
+
+def test_a_missing_rst_extra_is_a_per_file_error_naming_it(
+    kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "install.rst").write_text(SPHINX_PAGE, encoding="utf-8")
+    (tmp_path / "notes.md").write_text("# Notes\n\nStill ingested.\n")
+    monkeypatch.setitem(sys.modules, "docutils.core", None)
+    r = kb.ingest(tmp_path, source="files")
+    messages = {e.path: e.message for e in r.errors}
+    assert "pip install 'groundkb[rst]'" in messages["install.rst"]
+    assert {d.id for d in kb.list_documents()} == {"notes"}
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ whose cheap content sniff accepts the file wins, and the last always does:
 ``.html .htm .xhtml``  ``html`` (main content to Markdown; needs the ``web`` extra)
 ``.pdf``               ``pdf`` (one document per page; needs the ``pdf`` extra)
 ``.docx``              ``docx`` (headings as the header path; needs the ``docx`` extra)
+``.rst .rest``         ``rst`` (section titles as the header path; needs the ``rst`` extra)
 =====================  ====================================================================
 
 ``ingest_path(..., loader="tldr")`` forces one loader for every file it has a suffix for.
@@ -59,6 +60,7 @@ from .oas_schema import referenced_files
 from .openapi import OpenAPILoader
 from .pdf import PdfLoader
 from .records import RecordsLoader
+from .rst import RstLoader
 from .tldr import TldrLoader
 from .writer import SourceWriter
 
@@ -73,6 +75,7 @@ LOADERS: tuple[Loader, ...] = (
     MarkdownLoader(),
     RecordsLoader(),
     HtmlLoader(),
+    RstLoader(),
     PdfLoader(),
     DocxLoader(),
 )

@@ -147,8 +147,9 @@ def ingest(
     quiet: bool,
     no_embed: bool,
 ) -> None:
-    """Ingest docs, entries, OpenAPI specs, command catalogs, HTML, PDF and Word files
-    under PATH into a source, or crawl a website from a URL (a page or a sitemap).
+    """Ingest docs, entries, OpenAPI specs, command catalogs, HTML, PDF, Word and
+    reStructuredText files under PATH into a source, or crawl a website from a URL (a
+    page or a sitemap).
 
     Re-ingesting is incremental: unchanged files (and pages) are skipped, changed chunks
     rewritten, and documents whose files disappeared are deleted. Exits 1 if any file
