@@ -241,6 +241,57 @@ def test_eval_reads_api_question_lines_and_sub_folders_as_sources(tmp_path: Path
     assert data["false_answer_rate"] == 0.0
 
 
+LONG_PAGES = {
+    "quickstart.md": "# Quickstart\n\nInstall and make your first request.\n\n"
+    "## Install\n\nRun pip install fetchkit.\n\n"
+    "## Timeouts\n\nPass timeout=5 to any request call so a slow server cannot hang it.\n\n"
+    "## Details\n\nRetries back off exponentially after a failure.\n",
+    "advanced.md": "# Advanced usage\n\nSessions, adapters and hooks.\n\n"
+    "## Sessions\n\nA session keeps cookies across requests.\n\n"
+    "## Timeouts\n\nA timeout can be a pair: connect timeout and read timeout, per request.\n\n"
+    "## Details\n\nRetries back off exponentially.\n",
+}
+
+
+@pytest.mark.anyio
+async def test_options_on_long_pages_name_the_section_the_question_asks_about(
+    tmp_path: Path,
+) -> None:
+    from mcp import Client
+
+    from groundkb.serve.mcp import build_server
+
+    with pages_kb(tmp_path, LONG_PAGES) as kb:
+        r = kb.search("request timeout")
+        assert (r.verdict.kind, r.verdict.reason) == ("clarify", "ambiguous")
+        assert [(o.title, o.section) for o in r.verdict.options] == [
+            ("Advanced usage", "Timeouts"),
+            ("Quickstart", "Timeouts"),
+        ]
+        assert "do you mean Advanced usage > Timeouts or Quickstart > Timeouts?" in (
+            r.verdict.message
+        )
+        assert "options: Advanced usage > Timeouts | Quickstart > Timeouts" in search_text(r)
+        # an answer says which section answers
+        r = kb.search("a pair of connect and read timeouts")
+        assert r.verdict.message == "Answer from Advanced usage > Timeouts."
+        # a heading that holds no word of the question ("Details") says nothing
+        r = kb.search("retries back off")
+        assert r.verdict.kind == "clarify"
+        assert [o.label for o in r.verdict.options] == ["Advanced usage", "Quickstart"]
+        async with Client(build_server(kb)) as client:
+            res = await client.call_tool("search_knowledge", {"query": "request timeout"})
+            data = payload(res)
+        assert data is not None
+        # the label is left out where the option's own fields make it
+        assert data["verdict"]["options"][0] == {
+            "doc_id": "advanced",
+            "title": "Advanced usage",
+            "type": "page",
+            "section": "Timeouts",
+        }
+
+
 @pytest.mark.anyio
 async def test_mcp_results_carry_options_and_lookups_that_find_nothing_say_so(
     both_kb: KnowledgeBase, tmp_path: Path

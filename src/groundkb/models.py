@@ -165,11 +165,20 @@ class Option:
     type: str = ""
     command: str = ""
     source: str = ""  # set only where the options come from more than one source
+    # The heading of the section a long page offers ("Timeouts" of "Advanced Usage"),
+    # when that is not the page's top: two pages can both be the answer in part.
+    section: str = ""
+
+    @property
+    def name(self) -> str:
+        """The command, or the title with the section when there is one."""
+        if self.command:
+            return f"`{self.command}`"
+        return f"{self.title} > {self.section}" if self.section else self.title
 
     @property
     def label(self) -> str:
-        name = f"`{self.command}`" if self.command else self.title
-        return f"{name} ({self.where})" if self.where else name
+        return f"{self.name} ({self.where})" if self.where else self.name
 
     @property
     def where(self) -> str:

@@ -164,6 +164,8 @@ def _label(option: Mapping[str, Any]) -> str:
     """The label an option's own fields make (``Option.label``): a label that says no
     more is left out."""
     name = f"`{option['command']}`" if option.get("command") else str(option.get("title", ""))
+    if not option.get("command") and option.get("section"):
+        name += f" > {option['section']}"
     where = ", ".join(str(x) for x in (option.get("source"), option.get("category")) if x)
     return f"{name} ({where})" if where else name
 

@@ -44,7 +44,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..analyze.text import ParsedQuery, stem
+from ..analyze.text import STOP_WORDS, ParsedQuery, singular, stem, tokenize
 from ..errors import ConfigError
 from ..models import Option, Verdict, VerdictReason
 from ..settings import Settings
@@ -251,31 +251,68 @@ NO_MATCH_MESSAGE = (
 )
 
 
-def option_of(d: DocSummary) -> Option:
-    """An option naming a document; a command by its name (without example arguments)."""
-    return Option(d.id, d.title, d.category, d.type, " ".join(command_name(d.command)))
+def option_of(d: DocSummary, header_path: str = "") -> Option:
+    """An option naming a document; a command by its name (without example arguments);
+    a page by its title and, when ``header_path`` (of the chunk that found it) is a
+    section below the page's top, that section's heading."""
+    return Option(
+        d.id,
+        d.title,
+        d.category,
+        d.type,
+        " ".join(command_name(d.command)),
+        section=section_of(d, header_path),
+    )
 
 
-def _sourced(docs: Sequence[DocSummary]) -> tuple[Option, ...]:
-    """The options naming ``docs``, each with its source when they come from more than
-    one (two APIs' "Create an assistant" differ by whose API it is)."""
-    options = tuple(option_of(d) for d in docs)
-    if len({d.source for d in docs}) > 1:
-        options = tuple(replace(o, source=d.source) for o, d in zip(options, docs, strict=True))
-    return options
+def section_of(d: DocSummary, header_path: str) -> str:
+    """The last heading of ``header_path`` when it names a section below the top of
+    page ``d``; '' for the top, and for commands and API operations (each is one
+    meaning whatever chunk found it)."""
+    if not header_path or d.command or d.type in ("command", "api"):
+        return ""
+    parts = [p for p in header_path.split(" > ") if p]
+    if parts and parts[0] == d.title:
+        parts = parts[1:]
+    return parts[-1] if parts and parts[-1] != d.title else ""
+
+
+def _sourced(options: Sequence[Option], sources: Sequence[str]) -> tuple[Option, ...]:
+    """``options``, each with its source (``sources``, in order) when they come from
+    more than one (two APIs' "Create an assistant" differ by whose API it is)."""
+    if len(set(sources)) > 1:
+        return tuple(replace(o, source=src) for o, src in zip(options, sources, strict=True))
+    return tuple(options)
 
 
 def _option(s: Scored) -> Option:
-    return option_of(s.match.doc)
+    """The option a candidate offers: its page's section too when the section's heading
+    holds a word of the question that the page's title does not ("Automations > Limits
+    and loop protection" for "limits"), so not a heading every page has ("SYNOPSIS",
+    "Details"), and not when the question names the page itself (its title holds the
+    question, or is it)."""
+    option = option_of(s.match.doc, "" if s.exact or s.phrase_in_title else s.match.header_path)
+    if option.section and not _adds_asked(option.section, option.title, s.matched):
+        return replace(option, section="")
+    return option
+
+
+def _adds_asked(heading: str, title: str, matched: Sequence[str]) -> bool:
+    """Whether ``heading`` holds a word of the question's ``matched`` (singular or not)
+    that ``title`` does not."""
+    asked = {singular(t) for m in matched for t in tokenize(m)}
+    asked -= {singular(t) for t in tokenize(title)}
+    return any(singular(t) in asked for t in tokenize(heading) if t not in STOP_WORDS)
 
 
 def _short(option: Option, width: int = 72) -> str:
     """An option as the clarify message names it: a long title cut at a word (the
-    options themselves keep the whole title)."""
+    options themselves keep the whole title), then its section."""
     if option.command or len(option.title) <= width:
         return option.label
     title = option.title[:width].rsplit(" ", 1)[0].rstrip(",;:") + "…"
-    return f"{title} ({option.where})" if option.where else title
+    name = f"{title} > {option.section}" if option.section else title
+    return f"{name} ({option.where})" if option.where else name
 
 
 def _why(model: Logistic, values: Mapping[str, float]) -> tuple[str, ...]:
@@ -304,7 +341,7 @@ def _short_of(model: Logistic, values: Mapping[str, float]) -> tuple[str, ...]:
 def model_doubts(verdict: Verdict, top: Scored, signals: Signals) -> Verdict:
     """The clarify that replaces an answer when the rerank model says none of the
     results answers: ask before answering from the top hit."""
-    option = option_of(top.match.doc)
+    option = _option(top)
     return Verdict(
         "clarify",
         round(signals.scope * (1 - signals.answer), 4),
@@ -381,7 +418,8 @@ def decide(
         keyword = sum(parts.get(k, 0.0) for k in _KEYWORD_EVIDENCE)
         by_meaning = not keyword_matched or semantic > keyword
         kind: VerdictReason = "semantic_match" if by_meaning else "strong_match"
-        message = f"Answer from {title}." + (
+        section = _option(top).section  # the part of a long page that answers
+        message = f"Answer from {f'{title} > {section}' if section else title}." + (
             " (matched by meaning; check it fits)" if kind == "semantic_match" else ""
         )
         return (
@@ -395,7 +433,7 @@ def decide(
         close = [m.lead for m in named[:3]]
     evidence = _why(model.answer, x)
     if len(close) > 1:
-        options = _sourced([s.match.doc for s in close])
+        options = _sourced([_option(s) for s in close], [s.match.doc.source for s in close])
         listed = " or ".join(_short(o) for o in options)
         return (
             Verdict(
@@ -459,7 +497,7 @@ def command_verdict(
             f"`{doc.command or query}` is a documented command." + alias,
         )
     if cm.kind in ("exact", "group", "completed"):
-        options = _sourced(cm.docs[:5])
+        options = _sourced([option_of(d) for d in cm.docs[:5]], [d.source for d in cm.docs[:5]])
         names = ", ".join(f"`{n}`" for n in cm.suggestions[:5]) or "several commands"
         return Verdict(
             "clarify", 0.5, "ambiguous", f"`{query}` covers {names}; which one?", options

@@ -90,6 +90,9 @@ class OptionOut(_Out):
     source: str = Field(
         default="", description="Its source, given when the options come from more than one."
     )
+    section: str = Field(
+        default="", description="The section of a long page it means, below the page's top."
+    )
     label: str = Field(default="", description="How to name the option to a person.")
 
 
