@@ -1,5 +1,6 @@
-"""Verdicts on real documentation sites, crawled from loopback: the Python 3 HTML
-documentation (``--site python``, the default) and Git's (``--site git``).
+"""Verdicts on real documentation sites: the Python 3 HTML documentation (``--site
+python``, the default) and Git's (``--site git``), crawled from loopback, and Flask's
+reStructuredText sources (``--site flask``), ingested as files.
 
 ``benchmarks/data/python_docs_verdicts.jsonl`` holds 66 questions written before any
 result was looked at: 36 answerable (16 from ``python_docs_questions.yaml``, 20 more),
@@ -17,17 +18,26 @@ typos, paraphrases, exact commands, error messages), 8 short ones with several
 meanings ("undo changes", "remove", "history") and 12 the manual does not cover (other
 products, general knowledge, features Git lacks, commands Git does not have).
 
+``benchmarks/data/flask_docs_verdicts.jsonl`` holds 44 questions about Flask's
+documentation (``flask_docs.tar.xz``: the 76 ``.rst`` files of ``docs/`` and the
+BSD-3-Clause ``LICENSE.txt`` of pallets/flask at 2ac89889f4cc, 2026-04-08), written
+before any of them was asked and used by nothing else: 28 answerable (tasks, a
+definition, a deep fact, a typo, a paraphrase), 6 one-word questions with several
+meanings ("templates": the templating page, the tutorial's and template inheritance)
+and 10 the docs do not cover (other products, general knowledge, features Flask lacks,
+``flask`` commands it does not have).
+
 A verdict is right when it is the expected one, and an answer only when its top hit is
 a listed page. Reported per mode: accuracy, the confusion matrix, false answers
 (answers to questions the docs do not cover), the share of answerable questions
 answered right, the precision of the answers, and hit@1 / hit@5. Only
 ``KnowledgeBase.open/ingest_url/search`` is used, so an earlier version can be measured
 on the same indexes (``PYTHONPATH=other/src``). Indexes are built once into
-``benchmarks/results/tmp/{pydocs,gitdocs}-{keyword,hybrid}.db`` (the hybrid crawl
+``benchmarks/results/tmp/{pydocs,gitdocs,flaskdocs}-{keyword,hybrid}.db`` (the hybrid crawl
 embeds every chunk: minutes on 2 cores) and reused; ``--fresh`` rebuilds them.
 
     apt-get update && apt-get install -y python3-doc git-doc
-    python benchmarks/python_docs_verdicts.py [--site python|git] [--modes keyword,hybrid]
+    python benchmarks/python_docs_verdicts.py [--site python|git|flask] [--modes keyword,hybrid]
         [--fresh] [--json FILE]
 """
 
@@ -37,6 +47,7 @@ import argparse
 import json
 import statistics
 import sys
+import tarfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +68,7 @@ class Site:
     questions: Path
     cache: str  # index file prefix
     package: str
+    archive: Path | None = None  # source files to ingest, instead of a site to crawl
 
 
 SITES = {
@@ -69,6 +81,13 @@ SITES = {
         "gitdocs",
         "git-doc",
     ),
+    "flask": Site(
+        (),
+        HERE / "data" / "flask_docs_verdicts.jsonl",
+        "flaskdocs",
+        "",
+        HERE / "data" / "flask_docs.tar.xz",
+    ),
 }
 
 
@@ -77,7 +96,9 @@ def page(doc_id: str) -> str:
     return urlsplit(doc_id).path.lstrip("/")
 
 
-def index(mode: str, root: Path, fresh: bool, prefix: str = "pydocs") -> Path:
+def index(mode: str, root: Path, fresh: bool, prefix: str = "pydocs", files: bool = False) -> Path:
+    """The index of the site at ``root`` for ``mode``: crawled from loopback, or with
+    ``files`` its source files ingested as they are."""
     db = CACHE / f"{prefix}-{mode}.db"
     if db.exists() and not fresh:
         return db
@@ -85,10 +106,24 @@ def index(mode: str, root: Path, fresh: bool, prefix: str = "pydocs") -> Path:
     part = db.with_suffix(".part")
     part.unlink(missing_ok=True)
     embedder = "none" if mode == "keyword" else "minilm"
-    with serve(root) as base, KnowledgeBase.open(part, Settings(embedder=embedder)) as kb:
-        print(f"{mode} crawl:", crawl(kb, base, 5000), file=sys.stderr, flush=True)
+    with KnowledgeBase.open(part, Settings(embedder=embedder)) as kb:
+        if files:
+            print(f"{mode} ingest:", kb.ingest(root, source="docs"), file=sys.stderr, flush=True)
+        else:
+            with serve(root) as base:
+                print(f"{mode} crawl:", crawl(kb, base, 5000), file=sys.stderr, flush=True)
     part.rename(db)
     return db
+
+
+def unpack(archive: Path) -> Path:
+    """The ``docs`` folder of a vendored source archive, unpacked into the cache once."""
+    folder = CACHE / archive.name.removesuffix(".tar.xz")
+    if not (folder / "docs").is_dir():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(CACHE, filter="data")
+    return folder / "docs"
 
 
 def score(kb: KnowledgeBase, questions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -138,7 +173,10 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="default: results/{python,git}_docs_verdicts.json")
     args = ap.parse_args()
     site = SITES[args.site]
-    root = next((c for c in site.roots if (c / "index.html").is_file()), None)
+    if site.archive is not None:
+        root: Path | None = unpack(site.archive)
+    else:
+        root = next((c for c in site.roots if (c / "index.html").is_file()), None)
     if root is None:
         print(f"skipped: run `apt-get install -y {site.package}` first", file=sys.stderr)
         return 0
@@ -146,7 +184,7 @@ def main() -> int:
     questions = [json.loads(line) for line in lines]
     out: dict[str, Any] = {}
     for mode in args.modes.split(","):
-        db = index(mode, root, args.fresh, site.cache)
+        db = index(mode, root, args.fresh, site.cache, files=site.archive is not None)
         embedder = "none" if mode == "keyword" else "minilm"
         settings = Settings(embedder=embedder, retrieval=mode, fallback_p95_ms=1e12)
         with KnowledgeBase.open(db, settings, create=False) as kb:

@@ -395,6 +395,11 @@ def test_a_half_typed_last_word_completes_to_the_one_name_it_starts(tmp_path: Pa
         assert r.hits[0].doc_id == "archive" and r.verdict.kind == "answer"
         assert kb.search("user inv").corrected_query == ""  # invite or invitation
         assert kb.search("arch tasks").corrected_query == ""  # not the last word
+        # an option is typed whole: "--arch" names an option the docs never mention,
+        # not half of "archive" (it was answered with the archive page)
+        r = kb.search("orbit tasks --arch")
+        assert r.corrected_query == "" and r.verdict.kind == "no_match"
+        assert r.verdict.message.endswith("never mentions 'orbit', 'arch'.")
 
 
 def test_a_typo_is_one_edit_from_an_indexed_word_never_two(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ import contextvars
 import functools
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -234,7 +235,7 @@ class Searcher:
                 continue
             word = clause.original
             fixed = self._correct(word) if " " not in word else None
-            if fixed is None and clause is parsed.clauses[-1]:
+            if fixed is None and clause is parsed.clauses[-1] and not _is_flag(word, text):
                 fixed = self._complete(word)
             if fixed is None:
                 clauses.append(clause)
@@ -608,3 +609,9 @@ class Searcher:
             return {}
         method, path, resource = self._current().apis.endpoint(doc.id)
         return {"method": method, "path": path, "resource": resource}
+
+
+def _is_flag(word: str, text: str) -> bool:
+    """Whether ``word`` is typed as an option in ``text`` (``--prod``, ``-v``): an
+    option is named whole, never half-typed."""
+    return re.search(rf"(?:^|\s)--?{re.escape(word)}(?:[=\s]|$)", text, re.I) is not None
