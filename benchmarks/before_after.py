@@ -8,7 +8,8 @@ folder of another checkout, e.g. ``git worktree add /tmp/base HEAD~3``):
 - ``api_questions.py``: the held-out API questions, both batches, each API alone and
   all eight in one index;
 - ``python_docs_verdicts.py``: the Python docs and Git's manual (each skipped with a
-  message when its Debian package is missing).
+  message when its Debian package is missing) and Flask's docs (vendored; an older code
+  base that cannot read reStructuredText searches the index this code built).
 
 Every script reuses the indexes it built before (``benchmarks/results/tmp``), so both
 code bases search the same files; give ``--base`` code that reads this schema. The
@@ -51,6 +52,7 @@ RUNS: dict[str, list[str]] = {
     ],
     "py": ["python_docs_verdicts.py", "--site", "python", "--json", "{out}"],
     "git": ["python_docs_verdicts.py", "--site", "git", "--json", "{out}"],
+    "flask": ["python_docs_verdicts.py", "--site", "flask", "--json", "{out}"],
 }
 VERDICT_KEYS = ("ndcg@10", "hit@1", "accuracy", "false_answers", "answered_right", "answered",
                 "precision")  # fmt: skip
@@ -126,7 +128,7 @@ def compare(before: Path, after: Path) -> Iterator[str]:
         yield f"- questions whose rank or verdict changed: {len(moved)}"
         yield from moved
         yield ""
-    for file, title in (("py", "Python docs"), ("git", "Git's manual")):
+    for file, title in (("py", "Python docs"), ("git", "Git's manual"), ("flask", "Flask's docs")):
         b, a = _load(before / f"{file}.json"), _load(after / f"{file}.json")
         if not (b and a):
             continue
