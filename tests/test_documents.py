@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from groundkb import KnowledgeBase
-from groundkb.errors import IngestError
+from groundkb.errors import IngestError, InvalidInput
 from groundkb.ingest.fetch import address_problem, parse_networks
 from groundkb.ingest.html import decode_html, parse_html
 
@@ -242,6 +242,35 @@ def test_a_missing_rst_extra_is_a_per_file_error_naming_it(
     messages = {e.path: e.message for e in r.errors}
     assert "pip install 'groundkb[rst]'" in messages["install.rst"]
     assert {d.id for d in kb.list_documents()} == {"notes"}
+
+
+def test_txt_files_are_read_only_with_a_loader_that_says_what_they_are(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "install.txt").write_text(SPHINX_PAGE, encoding="utf-8")
+    (docs / "guide.rst").write_text("Guide\n=====\n\nRead the guide.\n", encoding="utf-8")
+    r = kb.ingest(docs, source="manual")
+    assert r.skipped == ("install.txt",) and {d.id for d in kb.list_documents()} == {"guide"}
+    r = kb.ingest(docs, source="manual", loader="rst")
+    assert not r.errors and r.inserted == 1
+    assert kb.get("install").title == "Installation"
+    assert [c.header_path for c in kb.chunks("install")][1] == "Installation > Configuring"
+    one = tmp_path / "notes.txt"
+    one.write_text("# Notes\n\nPlain notes.\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="--loader rst or --loader markdown"):
+        kb.ingest(one, source="notes")
+    assert kb.ingest(one, source="notes", loader="markdown").inserted == 1
+    assert kb.get("notes").title == "Notes"
+
+
+def test_the_cli_offers_every_loader() -> None:
+    from groundkb.ingest import LOADER_NAMES
+    from groundkb.serve.cli import cli
+
+    option = next(p for p in cli.commands["ingest"].params if p.name == "loader")
+    assert sorted(option.type.choices) == sorted(LOADER_NAMES)
 
 
 @pytest.mark.parametrize(

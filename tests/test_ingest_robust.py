@@ -174,7 +174,10 @@ def test_unsupported_files_are_reported_as_skipped(kb: KnowledgeBase, tmp_path: 
     (docs / "notes.txt").write_text("plain text")
     report = kb.ingest(docs, source="docs")
     assert report.skipped == ("notes.txt",) and report.ok
-    assert "skipped 1 file(s) of types no loader reads (.txt 1): notes.txt" in report_text(report)
+    assert (
+        "skipped 1 file(s) of types no loader reads (.txt 1): notes.txt"
+        " (.txt is read with --loader rst or --loader markdown)"
+    ) in report_text(report)
 
 
 def test_refs_outside_the_ingested_folder_are_refused_alike_whether_or_not_they_exist(

@@ -20,7 +20,9 @@ whose cheap content sniff accepts the file wins, and the last always does:
 ``.rst .rest``         ``rst`` (section titles as the header path; needs the ``rst`` extra)
 =====================  ====================================================================
 
-``ingest_path(..., loader="tldr")`` forces one loader for every file it has a suffix for.
+``ingest_path(..., loader="tldr")`` forces one loader for every file it has a suffix for;
+``loader="rst"`` or ``"markdown"`` also reads ``.txt`` files, which are skipped otherwise
+(``FORCED_SUFFIXES``).
 
 **One bad file never stops a batch.** Only regular files are read, at most
 ``MAX_FILE_BYTES`` each (``files.py``); structured text is parsed within depth and
@@ -88,13 +90,22 @@ _STRUCTURED = (".json", ".yaml", ".yml")
 Progress = Callable[[int, int, str], None]
 
 
+# Suffixes a loader reads only when it is forced (``--loader``): plain ``.txt`` is as
+# often requirements.txt, robots.txt or a page's AsciiDoc source as prose, so a folder's
+# .txt files are skipped unless the ingest says what they are (Django's documentation
+# is reStructuredText in .txt files: ``--loader rst``).
+FORCED_SUFFIXES: dict[str, tuple[str, ...]] = {"rst": (".txt",), "markdown": (".txt",)}
+
+
 def loader_for(path: str, data: bytes | None = None, forced: str | None = None) -> Loader | None:
     """The loader for a file name (and content, when given); None for unsupported files.
 
     Without ``data`` the fallback loader of the suffix is returned. ``forced`` names a
-    loader to use whenever it handles the suffix.
+    loader to use whenever it handles the suffix, or one of its ``FORCED_SUFFIXES``.
     """
     low = path.lower()
+    if forced and low.endswith(FORCED_SUFFIXES.get(forced, ())):
+        return next(loader for loader in LOADERS if loader.name == forced)
     candidates = [loader for loader in LOADERS if low.endswith(loader.suffixes)]
     if not candidates:
         return None
@@ -110,11 +121,13 @@ def loader_for(path: str, data: bytes | None = None, forced: str | None = None) 
     return candidates[-1]
 
 
-def discover(root: Path, found: Found | None = None) -> Iterator[tuple[Path, str]]:
-    """(file, path relative to root) for every loadable file; hidden entries skipped.
-    Unreadable folders, file names that are not UTF-8 and unsupported files are
-    recorded in ``found`` (see ``files.py``)."""
-    yield from walk(root, lambda name: loader_for(name) is not None, found)
+def discover(
+    root: Path, found: Found | None = None, forced: str | None = None
+) -> Iterator[tuple[Path, str]]:
+    """(file, path relative to root) for every loadable file (with loader ``forced``, if
+    given); hidden entries skipped. Unreadable folders, file names that are not UTF-8
+    and unsupported files are recorded in ``found`` (see ``files.py``)."""
+    yield from walk(root, lambda name: loader_for(name, forced=forced) is not None, found)
 
 
 @dataclass
@@ -210,11 +223,14 @@ def ingest_path(
         raise InvalidInput("a source name is required")
     if loader is not None and loader not in LOADER_NAMES:
         raise InvalidInput(f"unknown loader {loader!r}; expected one of {', '.join(LOADER_NAMES)}")
-    if root.is_file() and loader_for(root.name) is None:
+    if root.is_file() and loader_for(root.name, forced=loader) is None:
         suffixes = sorted({s for ld in LOADERS for s in ld.suffixes})
-        raise InvalidInput(f"{root}: unsupported file type; expected one of {' '.join(suffixes)}")
+        raise InvalidInput(
+            f"{root}: unsupported file type; expected one of {' '.join(suffixes)}"
+            " (.txt with --loader rst or --loader markdown)"
+        )
     found = Found()
-    files = list(discover(root, found))
+    files = list(discover(root, found, loader))
     folder = (root if root.is_dir() else root.parent).resolve()
     allowed = (folder, *(Path(p).resolve() for p in ref_paths))
     plan = _plan(files, loader, allowed)

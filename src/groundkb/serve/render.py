@@ -153,7 +153,8 @@ def skipped_text(paths: tuple[str, ...], shown: int = 5) -> str:
         by_type[suffix] = by_type.get(suffix, 0) + 1
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(by_type.items(), key=lambda kv: -kv[1]))
     names = ", ".join(paths[:shown]) + (", …" if len(paths) > shown else "")
-    return f"skipped {len(paths)} file(s) of types no loader reads ({kinds}): {names}"
+    hint = " (.txt is read with --loader rst or --loader markdown)" if ".txt" in by_type else ""
+    return f"skipped {len(paths)} file(s) of types no loader reads ({kinds}): {names}{hint}"
 
 
 def sources_text(infos: list[SourceInfo]) -> str:
