@@ -137,7 +137,10 @@ def test_a_missing_pdf_extra_is_a_per_file_error_naming_it(
     assert "notes" in {d.id for d in kb.list_documents()}
 
 
-SPHINX_PAGE = """.. _install:
+SPHINX_PAGE = """:orphan:
+:tocdepth: 2
+
+.. _install:
 
 =============
 Installation
@@ -153,7 +156,7 @@ Install the package with pip::
 
     pip install frobnicate
 
-Then call :func:`~frobnicate.run` or see :ref:`the settings <config>`.
+Then call :func:`~frobnicate.run` or see :ref:`the settings <config>` and :doc:`upgrading`.
 
 Configuring
 -----------
@@ -209,7 +212,7 @@ def test_rst_sections_become_the_header_path_and_sphinx_markup_keeps_its_text(
     text = doc.content
     assert "```\npip install frobnicate\n```" in text
     assert "```\nfrobnicate.run(level=3)\n```" in text
-    assert "Then call `frobnicate.run` or see the settings." in text
+    assert "Then call `frobnicate.run` or see the settings and upgrading." in text
     assert "versionadded 2.1: The `level` option." in text
     assert "autofunction frobnicate.stop" in text
     assert "| level | How hard to frobnicate |" in re.sub(" +", " ", text)
@@ -221,6 +224,8 @@ def test_rst_sections_become_the_header_path_and_sphinx_markup_keeps_its_text(
         assert hostname.read_text().strip() not in text
     for gone in ("alert", "script", "toctree", "usage-page", "include", "Unknown", "ERROR"):
         assert gone not in text
+    # Sphinx's file-wide metadata (":orphan:", ":tocdepth:") is no text of the page
+    assert "orphan" not in text and "tocdepth" not in text
     assert kb.get("notes").title == "notes"
     assert "unclosed" in kb.get("notes").content
     hit = kb.search("frobnicate harder level option").hits[0]

@@ -16,7 +16,11 @@ docutils reports them into the tree, and they are left out of the text.
 plain docutils does not know. Instead of dropping what they say:
 
 - an unknown role keeps its text: ``:func:`frob.run``` reads as code ``frob.run``,
-  ``:ref:`the options <opts>``` as "the options" (the text before an explicit target);
+  ``:ref:`the options <opts>``` as "the options" (the text before an explicit target),
+  and a reference to a section, document or term without one (``:doc:`install```) as
+  plain text;
+- Sphinx's file-wide metadata (a field list before anything else: ``:orphan:``,
+  ``:tocdepth: 3``) is left out, so the title after it is the document's;
 - an unknown directive keeps its name, arguments and content as a paragraph
   (``.. versionadded:: 2.1`` with "The ``level`` option." reads "versionadded 2.1: The
   level option."); one that has no content (``.. autofunction:: frob.run``) names what it
@@ -48,6 +52,11 @@ _ROLE = re.compile(r"^:(?P<role>[\w.+-]+(?::[\w.+-]+)?):`(?P<text>.*)`$", re.S)
 # "the options <opts>": the text before an explicit target
 _EXPLICIT_TARGET = re.compile(r"^(?P<text>.*?)\s*<[^<>]*>$", re.S)
 _DIRECTIVE = re.compile(r"^\.\.\s+(?P<name>[\w:.+-]+)::\s*(?P<args>.*)$")
+# Sphinx's file-wide metadata: a field list before anything else (":orphan:",
+# ":tocdepth: 3"), with its indented continuation lines
+_METADATA = re.compile(r"\A(?:[ \t]*\n)*(?::[\w.-]+:(?:[ \t][^\n]*)?\n(?:[ \t]+[^\n]*\n)*)+")
+# Roles that refer to a section, a document or a glossary term: their text is prose
+_PROSE_ROLES = frozenset({"ref", "doc", "term", "numref", "any"})
 _OPTION = re.compile(r"^:[\w -]+:")
 
 _SETTINGS: dict[str, Any] = {
@@ -75,7 +84,7 @@ def _role_text(raw: str) -> tuple[str, bool]:
     explicit = _EXPLICIT_TARGET.match(text)
     if explicit and explicit.group("text"):
         return explicit.group("text"), False
-    return text.lstrip("~!"), True
+    return text.lstrip("~!"), m.group("role").split(":")[-1] not in _PROSE_ROLES
 
 
 def _directive_text(block: str) -> tuple[str, str] | None:
@@ -125,6 +134,8 @@ def rst_html(text: str, title: str = "") -> str:
     core = require("docutils.core", "rst", "reading reStructuredText")
     nodes = require("docutils.nodes", "rst", "reading reStructuredText")
     settings = {**_SETTINGS, "warning_stream": io.StringIO(), "title": title or "untitled"}
+    # Without the metadata in front, a lone top-level title becomes the document's.
+    text = _METADATA.sub("", text, count=1)
     try:
         doctree = core.publish_doctree(text, settings_overrides=settings)
         _clean(doctree, nodes)
@@ -138,7 +149,7 @@ class RstLoader:
     """``.rst`` files: id = path without suffix, like Markdown pages."""
 
     name = "rst"
-    version = "1"
+    version = "2"
     suffixes: tuple[str, ...] = (".rst", ".rest")
 
     def sniff(self, data: bytes) -> bool:
