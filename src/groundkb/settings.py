@@ -204,7 +204,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("fusion", str, "weighted", "Hybrid fusion: weighted (min-max scores) or rrf."),
     Setting("rrf_k", int, 60, "Reciprocal rank fusion constant."),
     Setting("keyword_weight", float, 0.3, "Keyword share of the weighted fusion."),
-    Setting("vector_candidates", int, 50, "Chunks taken from vector search per query."),
+    Setting(
+        "vector_candidates",
+        int,
+        20,
+        "Chunks taken from vector search per query (at least twice the limit; in vector "
+        "mode enough to fill the results).",
+    ),
     Setting(
         "min_vector_hit", float, 0.3, "With no keyword match, least top cosine to return hits."
     ),
@@ -412,7 +418,7 @@ class Settings:
     fusion: str = "weighted"
     rrf_k: int = 60
     keyword_weight: float = 0.3
-    vector_candidates: int = 50
+    vector_candidates: int = 20
     min_vector_hit: float = 0.3
     log_level: str = "warning"
     prompt_templates: str = ""

@@ -322,7 +322,14 @@ class Searcher:
                     "run `groundkb reindex`; keyword search only"
                 ),
             )
-        k = max(self.settings.vector_candidates, limit * 2)
+        # Hybrid search has the keyword candidates too; vector search alone must fill
+        # the results, however many chunks of one document it finds.
+        fill = (
+            limit * 2
+            if wanted == "hybrid"
+            else limit * max(1, self.settings.max_chunks_per_doc) + 10
+        )
+        k = max(self.settings.vector_candidates, fill)
         # in the caller's context (the caller and shell the query log and audit name)
         context = contextvars.copy_context()
         found = background().submit(context.run, self._nearest, embedder, text, filters, k)
