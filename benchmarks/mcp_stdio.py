@@ -1,4 +1,5 @@
-"""MCP search over stdio on an index you give, this code against another, side by side.
+"""MCP search over stdio on an index you give, this code against another, side by side
+(keyword-only, or ``--retrieval hybrid`` on an index embedded with MiniLM).
 
 One warm ``groundkb serve`` process per code base (this checkout, and with
 ``--baseline`` the ``src`` folder of another checkout, e.g. a worktree of the previous
@@ -36,11 +37,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from keyword_search import DEFAULT_EVAL, real_queries  # noqa: E402
 
 
-def _params(db: Path, src: Path | None) -> StdioServerParameters:
+def _params(db: Path, src: Path | None, retrieval: str = "keyword") -> StdioServerParameters:
     env = {
         **os.environ,
-        "GROUNDKB_EMBEDDER": "none",
-        "GROUNDKB_RETRIEVAL": "keyword",
+        "GROUNDKB_EMBEDDER": "none" if retrieval == "keyword" else "minilm",
+        "GROUNDKB_RETRIEVAL": retrieval,
         "GROUNDKB_FALLBACK_P95_MS": "1e12",
     }
     if src is not None:
@@ -104,14 +105,25 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--limit", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument(
+        "--retrieval",
+        choices=("keyword", "hybrid"),
+        default="keyword",
+        help="hybrid needs an index embedded with MiniLM",
+    )
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
-    servers = {"this code": _params(args.db, None)}
+    servers = {"this code": _params(args.db, None, args.retrieval)}
     if args.baseline:
-        servers["baseline"] = _params(args.baseline_db or args.db, args.baseline)
+        servers["baseline"] = _params(args.baseline_db or args.db, args.baseline, args.retrieval)
     questions = real_queries(DEFAULT_EVAL, args.queries)
     results = anyio.run(_measure, servers, questions, args.limit, args.warmup)
-    out: dict[str, Any] = {"db": str(args.db), "limit": args.limit, "servers": results}
+    out: dict[str, Any] = {
+        "db": str(args.db),
+        "retrieval": args.retrieval,
+        "limit": args.limit,
+        "servers": results,
+    }
     if args.baseline_db:
         out["baseline_db"] = str(args.baseline_db)
     if args.baseline:
