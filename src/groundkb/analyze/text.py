@@ -144,6 +144,17 @@ def index_terms(text: str) -> list[str]:
     return [stem(t) for t in tokenize(text)]
 
 
+def below_title(header_path: str, title: str) -> str:
+    """The part of a chunk's header path below its document's title: '' for the title
+    itself, ``Setup`` for ``Title > Setup``, a path that does not start with the title
+    as it is."""
+    if header_path == title:
+        return ""
+    if header_path.startswith(title + " > "):
+        return header_path[len(title) + 3 :]
+    return header_path
+
+
 def analyzed_fields(
     title: str, aliases: Sequence[str], keywords: Sequence[str], header_path: str, text: str
 ) -> tuple[str, str, str, str, str]:
@@ -154,10 +165,7 @@ def analyzed_fields(
     ``Setup``): the title field already holds the title, counting it twice would weigh
     every title word 1 + weight_header times.
     """
-    if header_path == title:
-        header_path = ""
-    elif header_path.startswith(title + " > "):
-        header_path = header_path[len(title) + 3 :]
+    header_path = below_title(header_path, title)
     return (
         " ".join(index_terms(title)),
         " ".join(tokenize(" | ".join(aliases))),

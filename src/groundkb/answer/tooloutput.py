@@ -27,6 +27,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..analyze.text import below_title
 from ..errors import InvalidInput
 from . import tokens
 
@@ -108,8 +109,8 @@ def compact_search(
         title = str(hit.get("title", ""))
         if path in ("", title):
             h.pop("header_path", None)
-        elif not explain and title and path.startswith(title + " > "):
-            h["header_path"] = path[len(title) + 3 :]  # the title is said beside it
+        elif not explain and title:
+            h["header_path"] = below_title(path, title)  # the title is said beside it
         uri = str(h.get("resource_uri", ""))
         if not explain and (not uri or uri.endswith("/" + str(h.get("doc_id")))):
             h.pop("resource_uri", None)  # kb://docs/ and the id as it is: nothing encoded

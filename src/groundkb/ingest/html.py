@@ -332,6 +332,15 @@ def page_document(
     return finalize(doc, chunk_markdown(doc, page.markdown, ctx.max_chunk_tokens))
 
 
+def local_document(page: HtmlPage, ctx: LoadContext) -> Loaded | None:
+    """The document of a page read from a local file (HTML, reStructuredText): id = the
+    path without its suffix and category = its folder, like Markdown pages."""
+    path = PurePosixPath(ctx.origin)
+    return page_document(
+        page, ctx, doc_id=path.with_suffix("").as_posix(), uri="", category=path.parent.name
+    )
+
+
 def with_metadata(item: Loaded, metadata: Mapping[str, Any]) -> Loaded:
     """The same document with transport metadata (URL, validators, links) that is kept
     out of its content hash: a new ETag alone does not make a page changed."""
@@ -351,23 +360,24 @@ class HtmlLoader:
         return True
 
     def load(self, data: bytes, ctx: LoadContext) -> tuple[list[Loaded], list[FileError]]:
-        path = PurePosixPath(ctx.origin)
         try:
             page = parse_html(data)
         except IngestError as exc:
             return [], [FileError(ctx.origin, exc.reason)]
         except MissingDependency as exc:
             return [], [FileError(ctx.origin, exc.message)]
-        item = page_document(
-            page,
-            ctx,
-            doc_id=path.with_suffix("").as_posix(),
-            uri="",
-            category=path.parent.name,
-        )
+        item = local_document(page, ctx)
         if item is None or page.noindex or page.link_list:
             return [], []
         return [item], []
 
 
-__all__ = ["HtmlLoader", "HtmlPage", "decode_html", "page_document", "parse_html", "with_metadata"]
+__all__ = [
+    "HtmlLoader",
+    "HtmlPage",
+    "decode_html",
+    "local_document",
+    "page_document",
+    "parse_html",
+    "with_metadata",
+]

@@ -43,7 +43,7 @@ from typing import Any
 from ..errors import IngestError, MissingDependency
 from ..models import FileError
 from .base import LoadContext, Loaded, decode_text, require
-from .html import page_document, parse_html
+from .html import local_document, parse_html
 
 # Sphinx directives that hold no text of their own: a list of other files.
 _STRUCTURE_ONLY = frozenset({"toctree"})
@@ -166,13 +166,7 @@ class RstLoader:
             return [], [FileError(ctx.origin, exc.reason)]
         except MissingDependency as exc:
             return [], [FileError(ctx.origin, exc.message)]
-        item = page_document(
-            page,
-            ctx,
-            doc_id=path.with_suffix("").as_posix(),
-            uri="",
-            category=path.parent.name,
-        )
+        item = local_document(page, ctx)
         return ([item] if item is not None else []), []
 
 

@@ -44,7 +44,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..analyze.text import STOP_WORDS, ParsedQuery, singular, stem, tokenize
+from ..analyze.text import STOP_WORDS, ParsedQuery, below_title, singular, stem, tokenize
 from ..errors import ConfigError
 from ..models import Option, Verdict, VerdictReason
 from ..settings import Settings
@@ -271,10 +271,9 @@ def section_of(d: DocSummary, header_path: str) -> str:
     meaning whatever chunk found it)."""
     if not header_path or d.command or d.type in ("command", "api"):
         return ""
-    parts = [p for p in header_path.split(" > ") if p]
-    if parts and parts[0] == d.title:
-        parts = parts[1:]
-    return parts[-1] if parts and parts[-1] != d.title else ""
+    below = below_title(header_path, d.title)
+    last = below.rsplit(" > ", 1)[-1] if below else ""
+    return last if last != d.title else ""
 
 
 def _sourced(options: Sequence[Option], sources: Sequence[str]) -> tuple[Option, ...]:
