@@ -306,3 +306,71 @@ def test_an_allowed_network_admits_only_its_addresses() -> None:
     assert address_problem(ipaddress.ip_address("10.9.9.9"), allowed) is None
     assert address_problem(ipaddress.ip_address("127.0.0.2"), allowed) == "a loopback address"
     assert address_problem(ipaddress.ip_address("192.168.0.1"), allowed) == "a private address"
+
+
+def _man_html(name: str, section: str, whatis: str, synopsis: str, body: str) -> str:
+    """A man page as asciidoc renders one (Git's manual is built this way)."""
+    return f"""<!DOCTYPE html><html><head><title>{name}({section})</title></head>
+<body class="manpage"><div id="header"><h1>{name}({section}) Manual Page</h1>
+<h2>NAME</h2><div class="sectionbody"><p>{name} -
+   {whatis}</p></div></div>
+<div id="content"><div class="sect1"><h2 id="_synopsis">SYNOPSIS</h2>
+<div class="sectionbody"><div class="verseblock"><pre class="content"><em>{synopsis}</em>
+</pre></div></div></div>
+<div class="sect1"><h2 id="_description">DESCRIPTION</h2><div class="sectionbody">
+<p>{body}</p></div></div></div></body></html>"""
+
+
+def test_man_pages_are_the_commands_they_document(kb: KnowledgeBase, tmp_path: Path) -> None:
+    docs = tmp_path / "man"
+    docs.mkdir()
+    pages = {
+        "frob.html": _man_html("frob", "1", "the frobnicating tool", "frob [-v] <command>",
+                               "Frob frobnicates widgets."),
+        "frob-polish.html": _man_html(
+            "frob-polish", "1", "Polish a widget until it shines",
+            "frob polish [--gloss] &lt;widget&gt;", "Rubs the widget with a soft cloth.",
+        ),
+        "frob-grind.html": _man_html("frob-grind", "8", "Grind widgets down to dust",
+                                     "frob grind [-n] &lt;widget&gt;", "Grinds the widget."),
+        # A file format (section 5) is read, not run: it stays a page.
+        "frobrc.html": _man_html("frobrc", "5", "Settings of the frob tool",
+                                 "$HOME/.frobrc", "Each line sets one frob setting."),
+    }  # fmt: skip
+    for file, html in pages.items():
+        (docs / file).write_text(html, encoding="utf-8")
+    # mandoc's style in Markdown: no section in the title, a synopsis that runs it, a dash
+    (docs / "scour.md").write_text(
+        "# SCOUR\n\n## NAME\n\n**scour**, **descour** — scrub a widget clean\n\n"
+        "## SYNOPSIS\n\n```\nscour [-f] file\n```\n\n## DESCRIPTION\n\nScrubs.\n"
+    )
+    # A page that only has a section called "Name" is no man page.
+    (docs / "naming.md").write_text(
+        "# Naming widgets\n\n## Name\n\nwidget - any small part\n\nPick short names.\n"
+    )
+    r = kb.ingest(docs, source="man")
+    assert not r.errors and r.inserted == 6
+    polish = kb.get("frob-polish")
+    assert (polish.type, polish.command) == ("command", "frob polish")
+    assert polish.summary == "Polish a widget until it shines"
+    assert polish.metadata["manual_section"] == "1"
+    assert (kb.get("frob").command, kb.get("frob-grind").command) == ("frob", "frob grind")
+    assert kb.get("frobrc").type == "page"
+    scour = kb.get("scour")
+    assert (scour.type, scour.command, scour.aliases) == ("command", "scour", ("descour",))
+    assert (kb.get("naming").type, kb.get("naming").command) == ("page", "")
+    assert kb.get_command("frob polish").id == "frob-polish"
+    # Typed as a command: answered exactly, options and values allowed ...
+    r = kb.search("frob polish --gloss table.txt")
+    assert (r.verdict.kind, r.verdict.reason) == ("answer", "exact_command")
+    assert [h.doc_id for h in r.hits] == ["frob-polish"]
+    # ... and a subcommand no page documents is no match, not the program's page.
+    r = kb.search("frob shine --all")
+    assert (r.verdict.kind, r.verdict.reason, r.hits) == ("no_match", "unknown_command", ())
+    assert "frob polish" in r.suggestions
+    # Several words after it are words about the program, searched as a question.
+    r = kb.search("frob polish widgets until --gloss")
+    assert r.verdict.reason == "exact_command"
+    assert kb.search("frob widgets and cloth --verbose").verdict.reason != "unknown_command"
+    # A question in words finds the command by what its NAME line says it does.
+    assert kb.search("how do I make a widget shine").hits[0].doc_id == "frob-polish"

@@ -453,3 +453,15 @@ def test_a_no_match_suggests_only_pages_whose_title_holds_a_question_word(
         r = kb.search("gate my zeppelin emoji")  # "gate" is only in the Hooks page's text
         assert r.verdict.kind == "no_match"
         assert r.suggestions == ()
+
+
+def test_one_page_under_two_ids_is_one_hit_and_one_meaning(tmp_path: Path) -> None:
+    """A site that serves one page at two addresses (``/`` and ``/index.html``) gives
+    two documents with the same chunks: the copy is no second hit and no second meaning
+    to choose between."""
+    page = "# Frobnicator\n\nThe frobnicator polishes widgets until they shine.\n"
+    pages = {"index.md": page, "frobnicator.md": page, "grinder.md": "# Grinder\n\nGrinds.\n"}
+    with pages_kb(tmp_path, pages) as kb:
+        r = kb.search("what polishes widgets until they shine")
+        assert [h.doc_id for h in r.hits] in (["frobnicator"], ["index"])
+        assert r.verdict.kind == "answer"

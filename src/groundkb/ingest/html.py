@@ -46,6 +46,7 @@ from ..analyze.text import tokenize
 from ..errors import IngestError, MissingDependency
 from ..models import Document, FileError
 from .base import LoadContext, Loaded, finalize, require
+from .manpage import as_command, man_page
 from .markdown import first_paragraph
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.I)
@@ -329,6 +330,9 @@ def page_document(
         origin_hash=ctx.origin_hash,
         updated_at=updated_at,
     )
+    man = man_page(doc.title, page.markdown)
+    if man is not None:
+        doc = as_command(doc, man)
     return finalize(doc, chunk_markdown(doc, page.markdown, ctx.max_chunk_tokens))
 
 
@@ -353,7 +357,7 @@ class HtmlLoader:
     """Local ``.html`` files: id = path without suffix, like Markdown pages."""
 
     name = "html"
-    version = "1"
+    version = "2"
     suffixes: tuple[str, ...] = (".html", ".htm", ".xhtml")
 
     def sniff(self, data: bytes) -> bool:

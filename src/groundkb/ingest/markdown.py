@@ -3,7 +3,9 @@
 Front matter may set ``id``, ``title``, ``type``, ``category``, ``subcategory``,
 ``summary``, ``keywords``, ``aliases``, ``related``, ``examples``, ``command`` and ``url``.
 Defaults: id = path without suffix, title = first heading (else the file name),
-type = ``page``, category = parent folder, summary = first paragraph.
+type = ``page``, category = parent folder, summary = first paragraph. A man page (a
+``NAME`` section reading ``name - description``, see ``manpage.py``) is the command it
+documents unless the front matter sets a type or a command.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..errors import IngestError
 from ..models import Document, FileError
 from .base import LoadContext, Loaded, decode_text, finalize
 from .entries import common_fields
+from .manpage import as_command, man_page
 from .structured import load_yaml
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
@@ -65,7 +68,7 @@ def first_paragraph(body: str, limit: int = 280) -> str:
 
 class MarkdownLoader:
     name = "markdown"
-    version = "1"
+    version = "2"
     suffixes: tuple[str, ...] = (".md", ".markdown", ".mdx")
 
     def sniff(self, data: bytes) -> bool:
@@ -110,4 +113,8 @@ class MarkdownLoader:
             updated_at=fields.get("updated_at", ""),
             metadata=metadata,
         )
+        if "type" not in fields and not metadata:
+            man = man_page(title, body)
+            if man is not None:
+                doc = as_command(doc, man, keep_summary="summary" in fields)
         return [finalize(doc, chunk_markdown(doc, body, ctx.max_chunk_tokens))], []

@@ -149,7 +149,7 @@ class RstLoader:
     """``.rst`` files: id = path without suffix, like Markdown pages."""
 
     name = "rst"
-    version = "2"
+    version = "3"
     suffixes: tuple[str, ...] = (".rst", ".rest")
 
     def sniff(self, data: bytes) -> bool:

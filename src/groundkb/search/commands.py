@@ -95,12 +95,19 @@ class CommandIndex:
         if not self.is_command_shaped(query):
             return None
         words = tuple(query.strip().lower().split())
+        typed = command_name(query)
         for size in range(len(words), 0, -1):
             docs = self.by_name.get(words[:size])
             if docs:
-                # A bare program name that is also a group prefers the group listing.
-                group = self._under(words[:size]) if size == 1 else []
+                group = self._under(words[:size])
+                if group and len(typed) == size + 1:
+                    # A command with subcommands, then one word that is no option or
+                    # value: a subcommand no document names (git sync --all).
+                    break
+                if group and len(typed) > size + 1:
+                    return None  # several such words: words about it, to search
                 if group and len(words) == 1:
+                    # A bare program name that is also a group prefers the group listing.
                     return CommandMatch("exact", tuple(docs), self._names(group))
                 return CommandMatch("exact", tuple(docs))
         group = self._under(words)
@@ -149,11 +156,19 @@ class CommandIndex:
         return found[0] if found else None
 
     def suggest(self, query: str, limit: int = 3) -> tuple[str, ...]:
-        """Known command names closest to ``query``."""
-        words = query.strip().lower().split()
-        pool = [d for n, d in self._display.items() if not words or n[0] == words[0]]
+        """Known command names closest to ``query``: to its command words (options and
+        values are not part of the name), never one it already typed past (``git`` for
+        ``git sync --all``)."""
+        words = command_name(query) or tuple(query.strip().lower().split())
+        typed = " ".join(words)
+        pool = [
+            d
+            for n, d in self._display.items()
+            if (not words or n[0] == words[0])
+            and not (len(n) < len(words) and words[: len(n)] == n)
+        ]
         if not pool:
             pool = list(self._display.values())
-        found = process.extract(query.lower(), pool, scorer=fuzz.token_set_ratio, limit=limit * 3)
-        ranked = sorted(found, key=lambda m: (-m[1], fuzz.ratio(query.lower(), m[0]) * -1))
+        found = process.extract(typed, pool, scorer=fuzz.token_set_ratio, limit=limit * 3)
+        ranked = sorted(found, key=lambda m: (-m[1], fuzz.ratio(typed, m[0]) * -1))
         return tuple(name for name, score, _ in ranked[:limit] if score >= 40)

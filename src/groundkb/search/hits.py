@@ -16,13 +16,20 @@ _LEAD = 80  # characters of a summary compared with the opening of a chunk
 
 def dedupe(scored: Sequence[Scored], limit: int, per_doc: int) -> list[Scored]:
     """At most ``per_doc`` chunks of a document; one of an API operation or a command,
-    which is one thing to call or run, not a page to read in parts."""
+    which is one thing to call or run, not a page to read in parts. A chunk whose hash
+    equals a better one's is left out: the same title, headings and text under another
+    id (a site that serves one page at ``/`` and at ``/index.html``) say nothing new."""
     out: list[Scored] = []
     counts: dict[str, int] = {}
+    seen: set[str] = set()
     for s in scored:
         n = counts.get(s.match.doc_id, 0)
         if n >= (1 if s.match.doc.type in ("api", "command") else per_doc):
             continue
+        if s.match.chunk_hash:
+            if s.match.chunk_hash in seen:
+                continue
+            seen.add(s.match.chunk_hash)
         counts[s.match.doc_id] = n + 1
         out.append(s)
         if len(out) >= limit:
