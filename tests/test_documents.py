@@ -348,8 +348,8 @@ def test_man_pages_are_the_commands_they_document(kb: KnowledgeBase, tmp_path: P
     (docs / "naming.md").write_text(
         "# Naming widgets\n\n## Name\n\nwidget - any small part\n\nPick short names.\n"
     )
-    r = kb.ingest(docs, source="man")
-    assert not r.errors and r.inserted == 6
+    report = kb.ingest(docs, source="man")
+    assert not report.errors and report.inserted == 6
     polish = kb.get("frob-polish")
     assert (polish.type, polish.command) == ("command", "frob polish")
     assert polish.summary == "Polish a widget until it shines"
