@@ -46,7 +46,7 @@ from ..analyze.text import tokenize
 from ..errors import IngestError, MissingDependency
 from ..models import Document, FileError
 from .base import LoadContext, Loaded, finalize, require
-from .manpage import as_command, man_page
+from .manpage import as_man_page, man_page
 from .markdown import first_paragraph
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.I)
@@ -332,7 +332,7 @@ def page_document(
     )
     man = man_page(doc.title, page.markdown)
     if man is not None:
-        doc = as_command(doc, man)
+        doc = as_man_page(doc, man)
     return finalize(doc, chunk_markdown(doc, page.markdown, ctx.max_chunk_tokens))
 
 

@@ -12,8 +12,8 @@ man pages are read alike:
   ``SYNOPSIS`` section whose first line invokes the name.
 
 Sections 1, 6 and 8 (user commands, games, administration) are commands. Files (5),
-overviews (7), library calls (3) and the rest stay pages: ``gitattributes(5)`` is read,
-not run.
+overviews (7), library calls (3) and the rest stay pages (``gitattributes(5)`` is read,
+not run), with the whatis description as their summary.
 
 The command is the name as the synopsis writes it: ``git-blame`` with the synopsis
 ``git blame [-c] …`` is the command ``git blame``, so a question typed as the command
@@ -35,6 +35,7 @@ COMMAND_SECTIONS = ("1", "6", "8")
 _NAME = r"[\w.+:@-]+"
 _WHATIS = re.compile(rf"^({_NAME}(?:\s*,\s*{_NAME})*)\s+(?:\\?-{{1,2}}|—|–)\s*(\S.*)$", re.S)
 _TITLE = re.compile(rf"^\s*({_NAME})\s*\((\d)[a-z0-9]*\)", re.I)
+_HEADER = re.compile(rf"(?<![\w.+:@-])({_NAME})\((\d)[a-z0-9]*\)", re.I)
 _MARKUP = re.compile(r"[`*]|\\(?=[-_*\\.])")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _STOP = ("-", "<", "[", "{", "|", "'", '"', "$", "=")
@@ -42,7 +43,7 @@ _STOP = ("-", "<", "[", "{", "|", "'", '"', "$", "=")
 
 @dataclass(frozen=True, slots=True)
 class ManPage:
-    command: str  # as the synopsis invokes it: "git blame"
+    command: str  # as the synopsis invokes it ("git blame"); "" for a file, an overview
     names: tuple[str, ...]  # the NAME line's names: ("git-blame",)
     description: str  # the whatis line's description
     section: str  # the manual section ("1"), "" when the title gives none
@@ -72,48 +73,73 @@ def _invoked(line: str, name: str) -> str:
     return ""
 
 
+def _section_number(title: str, markdown: str, names: tuple[str, ...]) -> str:
+    """The manual section of the page named ``names``: from its title (``git-blame(1)
+    Manual Page``), else from the page header above NAME (mandoc's ``GREP(1)``)."""
+    lower = {n.lower() for n in names}
+    t = _TITLE.match(title)
+    if t and t.group(1).lower() in lower:
+        return t.group(2)
+    head = markdown[: markdown.upper().find("NAME")]
+    for found in _HEADER.finditer(head):
+        if found.group(1).lower() in lower:
+            return found.group(2)
+    return ""
+
+
 def man_page(title: str, markdown: str) -> ManPage | None:
-    """The man page ``markdown`` is, when it is one of a command; else None."""
+    """The man page ``markdown`` is (``command`` empty when it documents no command:
+    a file format, an overview); None when it is no man page, or not surely one."""
     if "NAME" not in markdown.upper():
         return None
     whatis: str | None = None
     synopsis: tuple[str, ...] | None = None
     for section in split_sections(markdown):
-        heading = section.path[-1].strip().upper() if section.path else ""
-        if heading == "NAME" and whatis is None:
+        path = [h.strip().upper() for h in section.path]
+        if path and path[-1] == "NAME" and whatis is None:
             whatis = _plain(section.blocks[0])
-        elif heading == "SYNOPSIS" and synopsis is None:
-            synopsis = section.blocks
+        elif "SYNOPSIS" in path and synopsis is None:
+            synopsis = section.blocks  # its own text, or its first subsection's (tar)
     m = _WHATIS.match(whatis or "")
     if m is None:
         return None
     names = tuple(n.strip() for n in m.group(1).split(","))
     description = m.group(2).strip()
-    t = _TITLE.match(title)
-    number = t.group(2) if t and t.group(1).lower() in (n.lower() for n in names) else ""
+    number = _section_number(title, markdown, names)
     if number and number not in COMMAND_SECTIONS:
-        return None
+        return ManPage("", names, description, number)
     invoked = _invoked(_first_line(synopsis), names[0]) if synopsis else ""
     if not number and not invoked:
         return None  # no manual section and no synopsis that runs it: not sure enough
     return ManPage(invoked or names[0], names, description, number)
 
 
-def as_command(doc: Document, man: ManPage, *, keep_summary: bool = False) -> Document:
-    """``doc`` as the command document of its man page: the command, the whatis
-    description as its summary (unless ``keep_summary``: one was given), the page's
-    other names as aliases."""
-    aliases = tuple(n for n in man.names if n.lower() != man.command.lower())
-    metadata = {**doc.metadata, "command": man.command}
+def as_man_page(doc: Document, man: ManPage, *, keep_summary: bool = False) -> Document:
+    """``doc`` as its man page says: the whatis description as its summary (unless
+    ``keep_summary``: one was given), the manual section in its metadata, a title when
+    the page had none but the NAME heading (mandoc's pages); and for a command, the
+    command document, the page's other names as aliases."""
+    title = doc.title
+    if title.strip().upper() == "NAME":
+        title = f"{man.names[0]}({man.section})" if man.section else man.names[0]
+    metadata = dict(doc.metadata)
     if man.section:
         metadata["manual_section"] = man.section
+    doc = replace(
+        doc,
+        title=title,
+        summary=doc.summary if keep_summary else man.description,
+        metadata=metadata,
+    )
+    if not man.command:
+        return doc
+    aliases = tuple(n for n in man.names if n.lower() != man.command.lower())
     return replace(
         doc,
         type="command",
-        summary=doc.summary if keep_summary else man.description,
         aliases=tuple(dict.fromkeys((*doc.aliases, *aliases))),
-        metadata=metadata,
+        metadata={**metadata, "command": man.command},
     )
 
 
-__all__ = ["COMMAND_SECTIONS", "ManPage", "as_command", "man_page"]
+__all__ = ["COMMAND_SECTIONS", "ManPage", "as_man_page", "man_page"]

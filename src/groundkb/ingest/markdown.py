@@ -22,7 +22,7 @@ from ..errors import IngestError
 from ..models import Document, FileError
 from .base import LoadContext, Loaded, decode_text, finalize
 from .entries import common_fields
-from .manpage import as_command, man_page
+from .manpage import as_man_page, man_page
 from .structured import load_yaml
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
@@ -116,5 +116,5 @@ class MarkdownLoader:
         if "type" not in fields and not metadata:
             man = man_page(title, body)
             if man is not None:
-                doc = as_command(doc, man, keep_summary="summary" in fields)
+                doc = as_man_page(doc, man, keep_summary="summary" in fields)
         return [finalize(doc, chunk_markdown(doc, body, ctx.max_chunk_tokens))], []

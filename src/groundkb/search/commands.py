@@ -28,6 +28,14 @@ def _known(word: str, vocab: set[str]) -> bool:
     return word in vocab or word + "s" in vocab or (word.endswith("s") and word[:-1] in vocab)
 
 
+def _copy(a: DocSummary, b: DocSummary) -> bool:
+    """Whether ``a`` says what ``b`` says under another id (``egrep.1`` beside
+    ``grep.1``, ``/`` beside ``/git.html``): one command to answer with, not two."""
+    return (a.source, a.type, a.category, a.title, a.summary, a.aliases, a.keywords) == (
+        b.source, b.type, b.category, b.title, b.summary, b.aliases, b.keywords
+    )  # fmt: skip
+
+
 def command_name(invocation: str) -> tuple[str, ...]:
     """The command words of an invocation: up to the first option, placeholder or value."""
     words: list[str] = []
@@ -61,7 +69,9 @@ class CommandIndex:
                     names.add(words)
             for name in names:
                 if name:
-                    self.by_name.setdefault(name, []).append(doc)
+                    found = self.by_name.setdefault(name, [])
+                    if not any(_copy(doc, d) for d in found):
+                        found.append(doc)
         self.roots = {name[0] for name in self.by_name}
         self.subcommands: dict[str, set[str]] = {}
         self.words: dict[str, set[str]] = {}  # every word of a program's command names
