@@ -36,6 +36,7 @@ _NAME = r"[\w.+:@-]+"
 _WHATIS = re.compile(rf"^({_NAME}(?:\s*,\s*{_NAME})*)\s+(?:\\?-{{1,2}}|—|–)\s*(\S.*)$", re.S)
 _TITLE = re.compile(rf"^\s*({_NAME})\s*\((\d)[a-z0-9]*\)", re.I)
 _HEADER = re.compile(rf"(?<![\w.+:@-])({_NAME})\((\d)[a-z0-9]*\)", re.I)
+_NAME_HEADING = re.compile(r"\n#{1,6}[ \t]+(?:NAME|Name)[ \t]*$", re.M)
 _MARKUP = re.compile(r"[`*]|\\(?=[-_*\\.])")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _STOP = ("-", "<", "[", "{", "|", "'", '"', "$", "=")
@@ -90,7 +91,7 @@ def _section_number(title: str, markdown: str, names: tuple[str, ...]) -> str:
 def man_page(title: str, markdown: str) -> ManPage | None:
     """The man page ``markdown`` is (``command`` empty when it documents no command:
     a file format, an overview); None when it is no man page, or not surely one."""
-    if "NAME" not in markdown.upper():
+    if not _NAME_HEADING.search("\n" + markdown):
         return None
     whatis: str | None = None
     synopsis: tuple[str, ...] | None = None
