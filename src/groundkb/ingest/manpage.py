@@ -47,7 +47,7 @@ class ManPage:
     command: str  # as the synopsis invokes it ("git blame"); "" for a file, an overview
     names: tuple[str, ...]  # the NAME line's names: ("git-blame",)
     description: str  # the whatis line's description
-    section: str  # the manual section ("1"), "" when the title gives none
+    section: str  # the manual section ("1"); "" when neither title nor page header says
 
 
 def _plain(text: str) -> str:
