@@ -113,7 +113,7 @@ class MarkdownLoader:
             updated_at=fields.get("updated_at", ""),
             metadata=metadata,
         )
-        if "type" not in fields and not metadata:
+        if "type" not in fields and "command" not in metadata:
             man = man_page(title, body)
             if man is not None:
                 doc = as_man_page(doc, man, keep_summary="summary" in fields)

@@ -4,10 +4,12 @@ A query is *command-shaped* when its first word is the program of a known comman
 (``helios``, ``git``) and it is a bare program name, has an option or hyphenated word,
 its second word is a known subcommand of that program (or its singular or plural), or
 at least half of its command words are words of that program's commands (``orbit
-boards list``). Such a query returns the command it names (arguments after the name are
-allowed), the one command a half-typed last word completes to (``orbit users inv`` →
-``orbit users invite``), the commands under a group prefix or a shared completion (to
-clarify), or nothing plus did-you-mean suggestions — never a near miss.
+boards list``). Such a query returns the command it names (options and values after the
+name are allowed; one plain word after a name that has subcommands is an unknown
+subcommand, ``git sync --all``), the one command a half-typed last word completes to
+(``orbit users inv`` → ``orbit users invite``), the commands under a group prefix or a
+shared completion (to clarify), or nothing plus did-you-mean suggestions — never a near
+miss.
 """
 
 from __future__ import annotations
