@@ -56,7 +56,7 @@ from .commands import CommandIndex
 from .derived import Derived, build_derived
 from .evidence import score_evidence
 from .fusion import fuse
-from .hits import dedupe, distinct_titles, hit_of, lead_first, monotone
+from .hits import copies, dedupe, distinct_titles, hit_of, lead_first, monotone
 from .meaning import Meaning, group_meanings
 from .rerank import endpoint_from_settings, rerank_ranked, reranker_for
 from .rescore import Prepared, Ranked, bm25f, prepare, title_match
@@ -418,6 +418,8 @@ class Searcher:
         # the hits read: every candidate of the first three meanings, a meaning's lead
         # that is the question's exact title, and the hits. The rest are grouped into
         # meanings by their rank and document alone.
+        if copied := copies(r[1] for r in ranked):  # one page under two ids is one page
+            ranked = [r for r in ranked if r[1].doc_id not in copied]
         window = ranked[:keep]
         families = self._current().apis.families
         groups = group_meanings(range(len(window)), lambda i: window[i][1], families)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from ..models import Hit
@@ -16,25 +16,34 @@ _LEAD = 80  # characters of a summary compared with the opening of a chunk
 
 def dedupe(scored: Sequence[Scored], limit: int, per_doc: int) -> list[Scored]:
     """At most ``per_doc`` chunks of a document; one of an API operation or a command,
-    which is one thing to call or run, not a page to read in parts. A chunk whose hash
-    equals a better one's is left out: the same title, headings and text under another
-    id (a site that serves one page at ``/`` and at ``/index.html``) say nothing new."""
+    which is one thing to call or run, not a page to read in parts."""
     out: list[Scored] = []
     counts: dict[str, int] = {}
-    seen: set[str] = set()
     for s in scored:
         n = counts.get(s.match.doc_id, 0)
         if n >= (1 if s.match.doc.type in ("api", "command") else per_doc):
             continue
-        if s.match.chunk_hash:
-            if s.match.chunk_hash in seen:
-                continue
-            seen.add(s.match.chunk_hash)
         counts[s.match.doc_id] = n + 1
         out.append(s)
         if len(out) >= limit:
             break
     return out
+
+
+def copies(matches: Iterable[KeywordMatch]) -> set[str]:
+    """Documents among ``matches`` (in rank order) that hold a chunk a better-ranked
+    document, itself no copy, holds too: the same hash (title, headings and text) under
+    another id, as when a site serves one page at ``/`` and at ``/index.html`` or a man
+    page is installed under each of its names. They say nothing the first one does not."""
+    owner: dict[str, str] = {}
+    found: set[str] = set()
+    for m in matches:
+        if not m.chunk_hash or m.doc_id in found:
+            continue
+        first = owner.setdefault(m.chunk_hash, m.doc_id)
+        if first != m.doc_id and first not in found:
+            found.add(m.doc_id)
+    return found
 
 
 def hit_of(
@@ -118,4 +127,12 @@ def distinct_titles(
     return tuple(out)
 
 
-__all__ = ["dedupe", "distinct_titles", "hit_of", "lead_first", "monotone", "summary_beside"]
+__all__ = [
+    "copies",
+    "dedupe",
+    "distinct_titles",
+    "hit_of",
+    "lead_first",
+    "monotone",
+    "summary_beside",
+]

@@ -1,8 +1,7 @@
 """Meanings: which hits of one search are the same thing, and which compete.
 
 A verdict asks whether the question singles out *one* thing. Several hits can be one
-thing: chunks of one document, one passage under two ids (the same chunk hash: title,
-headings and text), the same API operation in two versions of its API, the
+thing: chunks of one document, the same API operation in two versions of its API, the
 same command documented for two platforms, or a command's entry and a page that shows
 that very command. Those are one *meaning*; two hits of different meanings with close
 scores are an ambiguity worth a question, two hits of one meaning are not.
@@ -49,7 +48,7 @@ def same_meaning(
     on exporting shows ``orbit reports export``): the page answers, command included. A
     command that leads takes in a page's chunk only when that chunk shows it: the
     command's entry does not answer for the rest of the page."""
-    if a.doc_id == b.doc_id or (a.chunk_hash and a.chunk_hash == b.chunk_hash):
+    if a.doc_id == b.doc_id:
         return True
     fa = families.get(a.doc_id)
     if fa is not None and fa == families.get(b.doc_id):
