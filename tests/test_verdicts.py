@@ -465,3 +465,8 @@ def test_one_page_under_two_ids_is_one_hit_and_one_meaning(tmp_path: Path) -> No
         r = kb.search("what polishes widgets until they shine")
         assert [h.doc_id for h in r.hits] in (["frobnicator"], ["index"])
         assert r.verdict.kind == "answer"
+    # A page that shares a passage but says more where the question matches is no copy.
+    more = page + "\n## Waxing\n\nWax polishes widgets until they shine brighter.\n"
+    with pages_kb(tmp_path / "more", {**pages, "waxing.md": more}) as kb:
+        found = [h.doc_id for h in kb.search("what polishes widgets until they shine").hits]
+        assert "waxing" in found and len(set(found) & {"frobnicator", "index"}) <= 1

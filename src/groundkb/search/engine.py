@@ -418,7 +418,7 @@ class Searcher:
         # the hits read: every candidate of the first three meanings, a meaning's lead
         # that is the question's exact title, and the hits. The rest are grouped into
         # meanings by their rank and document alone.
-        if copied := copies(r[1] for r in ranked):  # one page under two ids is one page
+        if copied := copies([r[1] for r in ranked]):  # one page under two ids is one page
             ranked = [r for r in ranked if r[1].doc_id not in copied]
         window = ranked[:keep]
         families = self._current().apis.families

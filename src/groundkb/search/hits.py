@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ..models import Hit
@@ -30,19 +30,32 @@ def dedupe(scored: Sequence[Scored], limit: int, per_doc: int) -> list[Scored]:
     return out
 
 
-def copies(matches: Iterable[KeywordMatch]) -> set[str]:
-    """Documents among ``matches`` (in rank order) that hold a chunk a better-ranked
-    document, itself no copy, holds too: the same hash (title, headings and text) under
-    another id, as when a site serves one page at ``/`` and at ``/index.html`` or a man
-    page is installed under each of its names. They say nothing the first one does not."""
-    owner: dict[str, str] = {}
+def copies(matches: Sequence[KeywordMatch]) -> set[str]:
+    """Documents among ``matches`` (in rank order) whose every matching chunk a
+    better-ranked document, itself no copy, holds too (the same hash: title, headings
+    and text): copies under another id, as when a site serves one page at ``/`` and at
+    ``/index.html`` or a man page is installed under each of its names. They say
+    nothing the first one does not. A document with one chunk of its own is no copy."""
+    first: dict[str, int] = {}
+    hashes: dict[str, list[str]] = {}
+    holders: dict[str, list[str]] = {}
+    for i, m in enumerate(matches):
+        first.setdefault(m.doc_id, i)
+        hashes.setdefault(m.doc_id, []).append(m.chunk_hash)
+        holders.setdefault(m.chunk_hash, []).append(m.doc_id)
     found: set[str] = set()
-    for m in matches:
-        if not m.chunk_hash or m.doc_id in found:
-            continue
-        first = owner.setdefault(m.chunk_hash, m.doc_id)
-        if first != m.doc_id and first not in found:
-            found.add(m.doc_id)
+    for doc in first:  # in rank order of each document's best chunk
+        shared: set[str] | None = None
+        for h in hashes[doc]:
+            if not h:
+                shared = set()
+            else:
+                mine = {d for d in holders[h] if first[d] < first[doc] and d not in found}
+                shared = mine if shared is None else shared & mine
+            if not shared:
+                break
+        if shared:
+            found.add(doc)
     return found
 
 
