@@ -355,12 +355,17 @@ def test_man_pages_are_the_commands_they_document(kb: KnowledgeBase, tmp_path: P
         '<section class="Sh"><h1 class="Sh" id="SYNOPSIS">SYNOPSIS</h1>'
         "<p><i>/etc/frob.conf</i></p></section></body></html>"
     )
+    # ronn's Markdown (npm's manual): the whatis line is the title
+    (docs / "frob-wax.md").write_text(
+        "# frob-wax(1) -- wax a widget\n\n## SYNOPSIS\n\n    frob wax [--coats <n>]\n\n"
+        "## DESCRIPTION\n\nWaxes.\n"
+    )
     # A page that only has a section called "Name" is no man page.
     (docs / "naming.md").write_text(
         "# Naming widgets\n\n## Name\n\nwidget - any small part\n\nPick short names.\n"
     )
     report = kb.ingest(docs, source="man")
-    assert not report.errors and report.inserted == 8
+    assert not report.errors and report.inserted == 9
     polish = kb.get("frob-polish")
     assert (polish.type, polish.command) == ("command", "frob polish")
     assert polish.summary == "Polish a widget until it shines"
@@ -375,6 +380,8 @@ def test_man_pages_are_the_commands_they_document(kb: KnowledgeBase, tmp_path: P
     )
     scour = kb.get("scour")
     assert (scour.type, scour.command, scour.aliases) == ("command", "scour", ("descour",))
+    wax = kb.get("frob-wax")
+    assert (wax.type, wax.command, wax.summary) == ("command", "frob wax", "wax a widget")
     assert (kb.get("naming").type, kb.get("naming").command) == ("page", "")
     assert kb.get_command("frob polish").id in ("frob-polish", "frob-buff")
     # Typed as a command: answered exactly, options and values allowed ...

@@ -7,7 +7,7 @@ writers. It is recognised on the page's Markdown, so HTML, reStructuredText and 
 man pages are read alike:
 
 - a heading ``NAME`` whose first paragraph is ``name[, name…] - description`` (a hyphen,
-  ``\\-`` or a dash);
+  ``\\-`` or a dash), or the title line of ronn's Markdown, ``git-foo(1) -- description``;
 - and either the manual section in the title (``git-blame(1)``), or, without one, a
   ``SYNOPSIS`` section whose first line invokes the name.
 
@@ -35,6 +35,7 @@ COMMAND_SECTIONS = ("1", "6", "8")
 _NAME = r"[\w.+:@-]+"
 _WHATIS = re.compile(rf"^({_NAME}(?:\s*,\s*{_NAME})*)\s+(?:\\?-{{1,2}}|—|–)\s*(\S.*)$", re.S)
 _TITLE = re.compile(rf"^\s*({_NAME})\s*\((\d)[a-z0-9]*\)", re.I)
+_RONN = re.compile(rf"^({_NAME})\((\d)[a-z0-9]*\)\s+--\s+(\S.*)$", re.I)
 _HEADER = re.compile(rf"(?<![\w.+:@-])({_NAME})\((\d)[a-z0-9]*\)", re.I)
 _NAME_HEADING = re.compile(r"\n#{1,6}[ \t]+(?:NAME|Name)[ \t]*$", re.M)
 _MARKUP = re.compile(r"[`*]|\\(?=[-_*\\.])")
@@ -91,7 +92,8 @@ def _section_number(title: str, markdown: str, names: tuple[str, ...]) -> str:
 def man_page(title: str, markdown: str) -> ManPage | None:
     """The man page ``markdown`` is (``command`` empty when it documents no command:
     a file format, an overview); None when it is no man page, or not surely one."""
-    if not _NAME_HEADING.search("\n" + markdown):
+    ronn = _RONN.match(title.strip())
+    if ronn is None and not _NAME_HEADING.search("\n" + markdown):
         return None
     whatis: str | None = None
     synopsis: tuple[str, ...] | None = None
@@ -102,11 +104,14 @@ def man_page(title: str, markdown: str) -> ManPage | None:
         elif "SYNOPSIS" in path and synopsis is None:
             synopsis = section.blocks  # its own text, or its first subsection's (tar)
     m = _WHATIS.match(whatis or "")
-    if m is None:
+    if m is not None:
+        names = tuple(n.strip() for n in m.group(1).split(","))
+        description = m.group(2).strip()
+        number = _section_number(title, markdown, names)
+    elif ronn is not None:  # ronn's Markdown: "# git-foo(1) -- what it does"
+        names, description, number = (ronn.group(1),), ronn.group(3).strip(), ronn.group(2)
+    else:
         return None
-    names = tuple(n.strip() for n in m.group(1).split(","))
-    description = m.group(2).strip()
-    number = _section_number(title, markdown, names)
     if number and number not in COMMAND_SECTIONS:
         return ManPage("", names, description, number)
     invoked = _invoked(_first_line(synopsis), names[0]) if synopsis else ""
