@@ -392,9 +392,10 @@ def test_man_pages_are_the_commands_they_document(kb: KnowledgeBase, tmp_path: P
     r = kb.search("frob shine --all")
     assert (r.verdict.kind, r.verdict.reason, r.hits) == ("no_match", "unknown_command", ())
     assert "frob polish" in r.suggestions
-    # Several words after it are words about the program, searched as a question.
+    # Values after a command without subcommands are its arguments; plain words after
+    # one with subcommands name a subcommand, whatever follows.
     r = kb.search("frob polish widgets until --gloss")
     assert r.verdict.reason == "exact_command"
-    assert kb.search("frob widgets and cloth --verbose").verdict.reason != "unknown_command"
+    assert kb.search("frob widgets and cloth --verbose").verdict.reason == "unknown_command"
     # A question in words finds the command by what its NAME line says it does.
     assert kb.search("how do I make a widget shine").hits[0].doc_id in ("frob-polish", "frob-buff")

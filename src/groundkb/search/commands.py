@@ -5,7 +5,7 @@ A query is *command-shaped* when its first word is the program of a known comman
 its second word is a known subcommand of that program (or its singular or plural), or
 at least half of its command words are words of that program's commands (``orbit
 boards list``). Such a query returns the command it names (options and values after the
-name are allowed; one plain word after a name that has subcommands is an unknown
+name are allowed; a plain word after a name that has subcommands is an unknown
 subcommand, ``git sync --all``), the one command a half-typed last word completes to
 (``orbit users inv`` → ``orbit users invite``), the commands under a group prefix or a
 shared completion (to clarify), or nothing plus did-you-mean suggestions — never a near
@@ -112,12 +112,10 @@ class CommandIndex:
             docs = self.by_name.get(words[:size])
             if docs:
                 group = self._under(words[:size])
-                if group and len(typed) == size + 1:
-                    # A command with subcommands, then one word that is no option or
+                if group and len(typed) > size:
+                    # A command with subcommands, then a word that is no option or
                     # value: a subcommand no document names (git sync --all).
                     break
-                if group and len(typed) > size + 1:
-                    return None  # several such words: words about it, to search
                 if group and len(words) == 1:
                     # A bare program name that is also a group prefers the group listing.
                     return CommandMatch("exact", tuple(docs), self._names(group))
