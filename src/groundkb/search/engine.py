@@ -411,6 +411,10 @@ class Searcher:
                 self._reranker, text, ranked, self._current().apis
             )
             notice = "; ".join(n for n in (notice, why) if n)
+        if copied := copies([r[1] for r in ranked]):
+            # one page under two ids is one page: its copies would fill the hits and
+            # crowd the other meanings out of the verdict's window
+            ranked = [r for r in ranked if r[1].doc_id not in copied]
         keep = limit * max(1, self.settings.max_chunks_per_doc) + 10
         stats = self._clause_stats(parsed)
         clause_weights = [c.weight for c in stats]
@@ -418,8 +422,6 @@ class Searcher:
         # the hits read: every candidate of the first three meanings, a meaning's lead
         # that is the question's exact title, and the hits. The rest are grouped into
         # meanings by their rank and document alone.
-        if copied := copies([r[1] for r in ranked]):  # one page under two ids is one page
-            ranked = [r for r in ranked if r[1].doc_id not in copied]
         window = ranked[:keep]
         families = self._current().apis.families
         groups = group_meanings(range(len(window)), lambda i: window[i][1], families)
