@@ -372,6 +372,8 @@ def test_man_pages_are_the_commands_they_document(kb: KnowledgeBase, tmp_path: P
     assert polish.metadata["manual_section"] == "1"
     assert (kb.get("frob").command, kb.get("frob-grind").command) == ("frob", "frob grind")
     assert kb.get("frobrc").type == "page"
+    # a man page shows its usage in its own sections: no "command has no examples"
+    assert "no_examples" not in {p.code for p in kb.validate()}
     conf = kb.get("frob.conf")
     assert (conf.type, conf.title, conf.summary) == (
         "page",

@@ -128,9 +128,7 @@ def as_man_page(doc: Document, man: ManPage, *, keep_summary: bool = False) -> D
     title = doc.title
     if title.strip().upper() == "NAME":
         title = f"{man.names[0]}({man.section})" if man.section else man.names[0]
-    metadata = dict(doc.metadata)
-    if man.section:
-        metadata["manual_section"] = man.section
+    metadata = {**doc.metadata, "manual_section": man.section}  # "" when none is given
     doc = replace(
         doc,
         title=title,

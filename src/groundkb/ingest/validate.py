@@ -13,7 +13,7 @@ warning    ``duplicate_command`` two command documents of one source and categor
 warning    ``duplicate_endpoint`` two api documents of one spec with the same
                                  method and path
 warning    ``no_summary``        an api operation without a summary
-warning    ``no_examples``       a command without examples
+warning    ``no_examples``       a command without examples (not a man page's)
 =========  ====================  =====================================================
 
 Duplicate ids themselves cannot be stored: ingestion rejects them with the file that
@@ -107,7 +107,8 @@ def validate_store(store: Store, sources: Sequence[str] = ()) -> list[Problem]:
                             f"related id {rel!r} names no document")
                 )  # fmt: skip
         if doc.type == "command":
-            if not doc.examples:
+            if not doc.examples and "manual_section" not in doc.metadata:
+                # a man page shows its usage in its own sections (SYNOPSIS, EXAMPLES)
                 problems.append(
                     Problem("warning", "no_examples", doc.id, where, "command has no examples")
                 )
