@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Any
 
 from ..analyze.text import below_title
 from ..errors import InvalidInput
+from ..models import Option
 from . import tokens
 
 
@@ -164,11 +166,7 @@ def _says_nothing(summary: str, hit: Mapping[str, Any]) -> bool:
 def _label(option: Mapping[str, Any]) -> str:
     """The label an option's own fields make (``Option.label``): a label that says no
     more is left out."""
-    name = f"`{option['command']}`" if option.get("command") else str(option.get("title", ""))
-    if not option.get("command") and option.get("section"):
-        name += f" > {option['section']}"
-    where = ", ".join(str(x) for x in (option.get("source"), option.get("category")) if x)
-    return f"{name} ({where})" if where else name
+    return Option(**{f.name: str(option.get(f.name, "")) for f in fields(Option)}).label
 
 
 def _shared(hits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

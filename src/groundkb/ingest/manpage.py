@@ -52,6 +52,8 @@ class ManPage:
 
 
 def _plain(text: str) -> str:
+    """Markdown without code and emphasis marks or escapes; unlike ``markdown.plain``,
+    underscores stay: they are part of names (``pam_access``)."""
     return " ".join(_MARKUP.sub("", text).split())
 
 
