@@ -22,13 +22,14 @@ script measures an earlier version of groundkb (``PYTHONPATH=other/src``, with i
 
     python benchmarks/api_questions.py [--label after] [--modes keyword,hybrid]
         [--conditions alone,together] [--apis stripe,...] [--set KEY=VALUE ...]
-        [--fresh] [--verbose] [--questions DIR] [--out FILE]
+        [--fresh] [--verbose] [--questions DIR] [--ask WORDS] [--out FILE]
 
 Indexes are built once into ``benchmarks/results/tmp/apiq-{label}/`` (embedding takes
 minutes on 2 cores) and reused; ``--fresh`` rebuilds them. The together index is built
 first; an API alone is a copy of it with the other APIs deleted (the same documents,
 chunks and vectors, not embedded twice). ``--set`` overrides a setting
-for the searches (the fitting script uses it). Writes
+for the searches (the fitting script uses it). ``--ask "which endpoint should I use
+to"`` asks every request in those words (the answer must not change). Writes
 ``benchmarks/results/api_questions[-{label}].json``.
 """
 
@@ -88,6 +89,24 @@ class Question:
     ids: frozenset[str]  # document ids that answer it; empty: unanswerable
 
 
+# Set by --ask: words put before every request ("which endpoint should I use to"); a
+# question that opens with a question word is asked as it is.
+ASK = ""
+_QUESTION_OPENERS = frozenset(
+    {"how", "what", "which", "who", "where", "when", "why", "is", "are", "can", "could"}
+    | {"do", "does", "should", "i", "my"}
+)
+
+
+def asked(query: str) -> str:
+    """``query`` as --ask words it: "refund a payment" → "which endpoint should I use to
+    refund a payment"."""
+    first = query.split(maxsplit=1)[0].lower() if query.strip() else ""
+    if not ASK or first in _QUESTION_OPENERS:
+        return query
+    return f"{ASK} {query[:1].lower()}{query[1:]}"
+
+
 def questions(api: str) -> list[Question]:
     out = []
     for line in APIS[api][1].read_text(encoding="utf-8").splitlines():
@@ -99,7 +118,9 @@ def questions(api: str) -> list[Question]:
         ids |= {f"{o['spec'].removesuffix('.json')}:{o['op']}"
                 for o in q.get("acceptable_other_spec", [])}  # fmt: skip
         out.append(
-            Question(q["id"], api, q["query"], q["kind"], bool(q.get("hard")), frozenset(ids))
+            Question(
+                q["id"], api, asked(q["query"]), q["kind"], bool(q.get("hard")), frozenset(ids)
+            )
         )
     return out
 
@@ -373,8 +394,16 @@ def main() -> int:
         help="a folder of {api}.jsonl files to ask instead of the held-out APIs' own "
         "(data/api_questions_2 is a second held-out batch)",
     )
+    ap.add_argument(
+        "--ask",
+        default="",
+        help="words to put before every request, e.g. 'which endpoint should I use to' "
+        "(questions that open with a question word are asked as they are)",
+    )
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
+    global ASK
+    ASK = args.ask.strip()
     if args.questions is not None:
         for api, (spec, asked) in list(APIS.items()):
             other = args.questions / asked.name

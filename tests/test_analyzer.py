@@ -11,6 +11,7 @@ from groundkb.analyze.text import (
     analyzed_fields,
     load_synonyms,
     plural_forms,
+    request_text,
     singular_forms,
     stem,
 )
@@ -166,3 +167,43 @@ def test_the_verb_lexicon_is_kept_in_the_cache_folder(
         assert inflections("detecting") == ("detect", "detected", "detects")
     finally:
         lexicon.forget()
+
+
+def test_words_that_ask_for_an_endpoint_are_no_clause() -> None:
+    a = Analyzer()
+    asked = {
+        "which endpoint refunds a payment": (["refunds", "payment"], ("refund", "a", "payment")),
+        "What endpoints can I use to create a location?": (
+            ["create", "location"],
+            ("create", "a", "location"),
+        ),
+        "is there an API call to cancel a subscription": (
+            ["cancel", "subscription"],
+            ("cancel", "a", "subscription"),
+        ),
+        "which API lets me list storage classes": (
+            ["list", "storage", "classes"],
+            ("list", "storage", "classes"),
+        ),
+        "what command do I run to list tasks": (["list", "tasks"], ("list", "tasks")),
+        "which CLI command archives a project": (
+            ["archives", "project"],
+            ("archive", "a", "project"),
+        ),
+    }
+    for question, (clauses, request) in asked.items():
+        parsed = a.parse(question)
+        assert [c.original for c in parsed.clauses] == clauses, question
+        assert parsed.asked == request, question
+        assert parsed.tokens[0] in ("which", "what", "is"), question  # as it was asked
+    # endpoints as what is asked about, or as the whole question: words like any other
+    for question, clause in [
+        ("list webhook endpoints", "endpoints"),
+        ("which endpoint", "endpoint"),
+        ("what is the API rate limit", "api"),
+    ]:
+        parsed = a.parse(question)
+        assert clause in [c.original for c in parsed.clauses], question
+        assert parsed.asked == parsed.tokens, question
+    assert request_text("which endpoint refunds a payment") == "refunds a payment"
+    assert request_text("which endpoint") == "which endpoint"

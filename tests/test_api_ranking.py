@@ -361,3 +361,40 @@ def test_operations_on_named_resources_come_in_the_same_order_in_every_process()
     }
     assert len(seen) == 1, seen
     assert seen.pop().strip() == "['s:DELETE /accounts/{sid}', 's:DELETE /services/{sid}']"
+
+
+def test_an_operation_under_the_resource_a_question_acts_on_is_not_what_it_asks() -> None:
+    customers = _summary("b:POST /v1/customers", "Creates a new customer object", "create",
+                         "PostCustomers")  # fmt: skip
+    subscriptions = _summary(
+        "b:POST /v1/customers/{customer}/subscriptions",
+        "Creates a new subscription on an existing customer",
+        "create",
+        "PostCustomersCustomerSubscriptions",
+    )
+    index = ApiIndex.build([customers, subscriptions])
+    weights = ApiWeights(kind_boost=0.5, resource=1.0, parent=1.0, superseded=1.0)
+    create = ("create", "a", "customer")
+    assert operation_factor(create, customers, False, weights, index) == 1.5
+    # it creates too (its kind and its summary's verb), but creates a subscription
+    assert operation_factor(create, subscriptions, False, weights, index) == 1.0
+    # the same verb with the subscription as its object asks for it
+    subscribe = ("create", "a", "subscription", "for", "a", "customer")
+    assert operation_factor(subscribe, subscriptions, False, weights, index) == 1.5
+
+
+def test_which_endpoint_asks_the_same_as_the_request_alone(kw: KnowledgeBase) -> None:
+    assert kw.ingest(OPS / "billing", source="billing").ok
+    for request, framed, want in [
+        ("create a customer", "which endpoint creates a customer", "POST /v1/customers"),
+        ("refund a payment", "which endpoint refunds a payment", "POST /v1/refunds"),
+        ("list refunds", "what endpoints can I use to list refunds", "GET /v1/refunds"),
+        ("create a customer", "what API call lets me create a customer", "POST /v1/customers"),
+    ]:
+        plain, asked = kw.search(request, limit=3), kw.search(framed, limit=3)
+        assert asked.hits[0].doc_id == f"billing:{want}", framed
+        assert [h.doc_id for h in asked.hits] == [h.doc_id for h in plain.hits], framed
+        assert asked.verdict.kind == plain.verdict.kind == "answer", framed
+    # "endpoint" in the spec's own names is still found by it
+    top = kw.search("list webhook endpoints", limit=1).hits[0]
+    assert top.doc_id == "billing:GET /v1/webhook_endpoints"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .analyze.lexicon import english_verbs
-from .analyze.text import singular
+from .analyze.text import STOP_WORDS, singular
 
 HTTP_METHODS: tuple[str, ...] = (
     "get",
@@ -427,6 +427,7 @@ class OperationFit:
     resource: bool  # the question names the resource the operation acts on
     unnamed_parents: int  # enclosing resources the question does not name
     whole: bool = False  # ...by its whole name, not only its last words
+    on_parent: bool = False  # the asked verb's object is an enclosing resource
 
 
 def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
@@ -436,7 +437,9 @@ def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
     "set up" → create), the question names the resource in the plural ("which
     nodes…") and the operation lists it, or a verb of the question forms the
     resource's name ("evict a pod" → ``…/pods/{name}/eviction``). ``resource``: the
-    question names the resource acted on; ``whole``: by its whole name ("job" names
+    question names the resource acted on; ``on_parent``: it does not, and the object of
+    its verb is a resource the path nests the operation under ("create a customer" and
+    ``POST /customers/{customer}/subscriptions``); ``whole``: by its whole name ("job" names
     ``job`` whole and ``cron_job`` only by its end). ``unnamed_parents``: resources the
     path nests the operation under that the question does not name; of two otherwise
     equal answers, the less nested one is the likelier (``/Conversations/{sid}/Messages``
@@ -464,7 +467,25 @@ def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFi
     parents = sum(1 for r in resources[:-1] if not nouns.names_resource(r))
     if naming == "verb":  # the verb names the action resource: asked for, by name
         return OperationFit(True, True, parents, True)
-    return OperationFit(kind in asked, bool(naming), parents, naming == "whole")
+    obj = _verb_object(tokens)
+    on_parent = (
+        not naming and bool(obj) and any(query_nouns(obj).names_resource(r) for r in resources[:-1])
+    )
+    return OperationFit(kind in asked, bool(naming), parents, naming == "whole", on_parent)
+
+
+@lru_cache(maxsize=256)
+def _verb_object(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The object of a request's verb: the words after its first word that is no stop
+    word, up to the next stop word ("create a customer" → customer; "add a member to a
+    channel" → member)."""
+    words = [t.lower() for t in tokens]
+    start = next((i for i, w in enumerate(words) if w not in STOP_WORDS), len(words))
+    rest = words[start + 1 :]
+    while rest and rest[0] in STOP_WORDS:
+        rest = rest[1:]
+    end = next((i for i, w in enumerate(rest) if w in STOP_WORDS), len(rest))
+    return tuple(rest[:end])
 
 
 @lru_cache(maxsize=64)

@@ -16,7 +16,11 @@ forms, keeps BM25 honest: "cell" and "cells" are one term with one document freq
 A verb's forms are the exception (a noun-only stemmer cannot tell "using" from a
 name): they are alternatives that count only where the word itself is absent, at the
 document frequency of the most frequent form (``search/rescore.py``), as one stemmed
-term would. Typo correction happens in ``search/``, against the index vocabulary.
+term would. A question that opens by asking for an endpoint ("which endpoint refunds
+a payment", "is there an API call to …") says what kind of answer it wants, not what it
+is about: those opening words are no clause (:func:`asking_words`); so are "which
+command", "what command do I run to". Typo correction happens in ``search/``, against
+the index vocabulary.
 """
 
 from __future__ import annotations
@@ -79,6 +83,38 @@ def normalize(text: str) -> str:
 def tokenize(text: str) -> list[str]:
     """Lower-case word tokens; the same function builds the index and reads queries."""
     return _WORD.findall(normalize(text))
+
+
+# "which endpoint …", "what API call …", "is there an endpoint to …", "what endpoints
+# can I use to …", "which API lets me …", "what command do I run to …": the words a
+# question opens with to ask for an API operation or a command. They say what kind of
+# answer is wanted, not what it is about: "endpoint" in an API that has webhook
+# endpoints would find those.
+_ASKING_FOR_ONE = re.compile(
+    r"^\W*(?:which|what|is\s+there\s+(?:an?|any))\s+"
+    r"(?:(?:(?:rest|http|api)\s+)?(?:endpoints?|operations?|api\s+(?:calls?|requests?)|apis?)"
+    r"|(?:(?:cli|shell|terminal)\s+)?commands?)"
+    r"(?:\s+(?:can|could|should|do|would|must)\s+(?:i|we|you)\s+(?:use|call|run|type)"
+    r"(?:\s+to)?|\s+(?:lets|allows|helps|enables)\s+(?:me|us|you)(?:\s+to)?)?\b",
+    re.IGNORECASE,
+)
+
+
+def asking_words(query: str) -> int:
+    """How many of ``query``'s first tokens only ask for an API operation or a command
+    ("which endpoint", "is there an API call", "what command do I run to"); 0 when it
+    does not open that way."""
+    m = _ASKING_FOR_ONE.match(query)
+    return len(tokenize(m.group())) if m else 0
+
+
+def request_text(query: str) -> str:
+    """``query`` without the words that ask for an API operation or a command ("which
+    endpoint refunds a payment" → "refunds a payment"); the query itself when nothing is
+    left."""
+    m = _ASKING_FOR_ONE.match(query)
+    rest = query[m.end() :].strip() if m else ""
+    return rest if tokenize(rest) else query
 
 
 def is_definitional(query: str) -> bool:
@@ -206,6 +242,16 @@ class ParsedQuery:
     clauses: tuple[Clause, ...]
     definitional: bool = False
     phrase: tuple[str, ...] = ()
+    # the request without the words that ask for an operation or a command, its verb in
+    # the base form: "which endpoint refunds a payment" → refund a payment (the API
+    # ranking reads the verb and its object from it); () when the question does not
+    # open so
+    request: tuple[str, ...] = ()
+
+    @property
+    def asked(self) -> tuple[str, ...]:
+        """The words of the request itself (see ``request``)."""
+        return self.request or self.tokens
 
 
 @dataclass
@@ -295,6 +341,15 @@ class Analyzer:
         i = 0
         n = len(tokens)
         longest = syn.max_len
+        skip = asking_words(query)
+        request: tuple[str, ...] = ()
+        if skip < n:  # "which endpoint" alone stays a question about endpoints
+            i = skip
+            request = tuple(tokens[skip:])
+            if skip and request[0] not in self.stop_words:  # "which endpoint refunds"
+                request = (_base_verb(request[0]), *request[1:])
+            while len(request) > 1 and request[0] in self.stop_words:  # "… to cancel"
+                request = request[1:]
         while i < n:
             matched = False
             for size in range(min(longest, n - i), 0, -1):
@@ -328,7 +383,17 @@ class Analyzer:
             clauses=tuple(clauses),
             definitional=is_definitional(query),
             phrase=canonical_phrase(clauses),
+            request=request if skip else (),
         )
+
+
+def _base_verb(word: str) -> str:
+    """The base form of a verb in the third person ("refunds" → refund), for the verb
+    that follows "which endpoint"; other words as they are."""
+    from .lexicon import english_verbs
+
+    base = singular(word)
+    return base if base != word and base in english_verbs() else word
 
 
 def _with_name(clause: Clause, known: frozenset[str]) -> Clause:

@@ -38,6 +38,7 @@ from functools import lru_cache
 from ..analyze.lexicon import english_verbs
 from ..analyze.text import STOP_WORDS, singular
 from ..apinames import (
+    CRUD_KINDS,
     asked_kinds,
     change_verb,
     first_word,
@@ -270,15 +271,22 @@ def operation_factor(
     × (1 + kind_boost) when the question asks for one of its actions ("create a room":
     the operation that creates, not one that lists; "kick someone out of a channel":
     ``/conversations.kick``) or its first word names the resource a create makes ("refund
-    a payment" → ``POST /v1/refunds``), × resource when it names the resource acted on,
+    a payment" → ``POST /v1/refunds``), though not when the object of its verb is a
+    resource the operation is nested under and the verb only names a kind ("create a
+    customer" does not ask for ``POST /customers/{customer}/subscriptions``; "reboot a
+    droplet" still asks for ``POST /droplets/{id}/actions``, whose summary reboots), ×
+    resource when it names the resource acted on,
     × parent per enclosing resource it does not name, and × superseded when a newer
     version of its API has the same operation.
     """
     path = doc.id.partition(" ")[2]  # api document ids are "{spec}:{METHOD} {path}"
     fit = operation_fit(tokens, path, doc.operation_kind)
-    asked = fit.kind
+    # "create a customer": an operation that creates something under the customer
+    # creates, but not what was asked for (an action named by the verb still is)
+    asked = fit.kind and not fit.on_parent
     if not asked and index is not None:
-        asked = bool(index.asked_actions(tokens) & index.actions.get(doc.id, frozenset()))
+        actions = index.asked_actions(tokens) & index.actions.get(doc.id, frozenset())
+        asked = bool(actions - set(CRUD_KINDS) if fit.on_parent else actions)
         if not asked and doc.operation_kind == "create" and fit.whole:
             lead = next((t for t in tokens if t not in STOP_WORDS), "")
             resources = path_resources(path)

@@ -41,6 +41,7 @@ from ..analyze.text import (
     ParsedQuery,
     canonical_phrase,
     other_forms,
+    request_text,
     stem,
 )
 from ..errors import InvalidInput
@@ -332,7 +333,9 @@ class Searcher:
         k = max(self.settings.vector_candidates, fill)
         # in the caller's context (the caller and shell the query log and audit name)
         context = contextvars.copy_context()
-        found = background().submit(context.run, self._nearest, embedder, text, filters, k)
+        # the request, not the words asking for an endpoint (which mean nothing here)
+        request = request_text(text)
+        found = background().submit(context.run, self._nearest, embedder, request, filters, k)
         return PendingVectors(wanted, found=found)
 
     def _nearest(self, embedder: Embedder, text: str, filters: Filters, k: int) -> Neighbours | str:
@@ -502,7 +505,7 @@ class Searcher:
         """API operations on the resources the query names that keyword search missed
         (see ``search/apis.py``), as candidates of their own."""
         seen = {m.doc_id for m in have}
-        wanted = self._current().apis.named_by(parsed.tokens, limit, filters)
+        wanted = self._current().apis.named_by(parsed.asked, limit, filters)
         return self.store.chunk_matches([f"{d.id}#0" for d in wanted if d.id not in seen])
 
     # ---------------------------------------------------------------- scoring
@@ -589,7 +592,7 @@ class Searcher:
             s.api_context_factor,
             s.api_read_factor,
         )
-        return operation_factor(parsed.tokens, m.doc, m.doc_id in apis.superseded, weights, apis)
+        return operation_factor(parsed.asked, m.doc, m.doc_id in apis.superseded, weights, apis)
 
     def _score(
         self,

@@ -212,7 +212,7 @@ def measure(
         values["cover"] = max(s.score for s in top.items)
         values["name"] = max(s.name_share for s in top.items)
         values["exact"] = 1.0 if lead.exact else 0.0
-        values["phrase"] = max(longest_run(parsed.tokens, s.match) for s in top.items[:3])
+        values["phrase"] = max(longest_run(parsed.asked, s.match) for s in top.items[:3])
     if len(meanings) > 1:
         second = meanings[1].lead
         r1, r2 = lead.rank, second.rank
