@@ -390,6 +390,8 @@ def test_which_endpoint_asks_the_same_as_the_request_alone(kw: KnowledgeBase) ->
         ("refund a payment", "which endpoint refunds a payment", "POST /v1/refunds"),
         ("list refunds", "what endpoints can I use to list refunds", "GET /v1/refunds"),
         ("create a customer", "what API call lets me create a customer", "POST /v1/customers"),
+        ("create a customer", "endpoint to create a customer", "POST /v1/customers"),
+        ("refund a payment", "the API that refunds a payment", "POST /v1/refunds"),
     ]:
         plain, asked = kw.search(request, limit=3), kw.search(framed, limit=3)
         assert asked.hits[0].doc_id == f"billing:{want}", framed

@@ -86,16 +86,21 @@ def tokenize(text: str) -> list[str]:
 
 
 # "which endpoint …", "what API call …", "is there an endpoint to …", "what endpoints
-# can I use to …", "which API lets me …", "what command do I run to …": the words a
-# question opens with to ask for an API operation or a command. They say what kind of
-# answer is wanted, not what it is about: "endpoint" in an API that has webhook
-# endpoints would find those.
-_ASKING_FOR_ONE = re.compile(
-    r"^\W*(?:which|what|is\s+there\s+(?:an?|any))\s+"
+# can I use to …", "which API lets me …", "what command do I run to …", "endpoint to …",
+# "the API that …", "commands for …": the words a question opens with to ask for an API
+# operation or a command. They say what kind of answer is wanted, not what it is
+# about: "endpoint" in an API that has webhook endpoints would find those.
+_KIND_ASKED = (
     r"(?:(?:(?:rest|http|api)\s+)?(?:endpoints?|operations?|api\s+(?:calls?|requests?)|apis?)"
     r"|(?:(?:cli|shell|terminal)\s+)?commands?)"
+)
+_ASKING_FOR_ONE = re.compile(
+    r"^\W*(?:"
+    rf"(?:which|what|is\s+there\s+(?:an?|any))\s+{_KIND_ASKED}"
     r"(?:\s+(?:can|could|should|do|would|must)\s+(?:i|we|you)\s+(?:use|call|run|type)"
-    r"(?:\s+to)?|\s+(?:lets|allows|helps|enables)\s+(?:me|us|you)(?:\s+to)?)?\b",
+    r"(?:\s+to)?|\s+(?:lets|allows|helps|enables)\s+(?:me|us|you)(?:\s+to)?)?"
+    rf"|(?:(?:the|an?|any)\s+)?{_KIND_ASKED}\s+(?:to|that|which|for)"
+    r")\b",
     re.IGNORECASE,
 )
 
@@ -346,8 +351,8 @@ class Analyzer:
         if skip < n:  # "which endpoint" alone stays a question about endpoints
             i = skip
             request = tuple(tokens[skip:])
-            if skip and request[0] not in self.stop_words:  # "which endpoint refunds"
-                request = (_base_verb(request[0]), *request[1:])
+            if skip and tokens[skip - 1] != "for" and request[0] not in self.stop_words:
+                request = (_base_verb(request[0]), *request[1:])  # "…endpoint refunds"
             while len(request) > 1 and request[0] in self.stop_words:  # "… to cancel"
                 request = request[1:]
         while i < n:
