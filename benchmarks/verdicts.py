@@ -11,7 +11,12 @@ earlier version (``PYTHONPATH=other/src``) on the same indexes for a before/afte
 Indexes are those of ``fit_verdict.py`` (``benchmarks/results/tmp/verdict-*.db``),
 built there once.
 
-    python benchmarks/verdicts.py [--modes keyword,hybrid] [--out FILE]
+    python benchmarks/verdicts.py [--modes keyword,hybrid] [--sets orbit,api,...]
+        [--ask WORDS] [--out FILE]
+
+``--ask "is there a doc on"`` asks every question of the two verdict sets (Orbit, API)
+in those words (questions that open with a question word are asked as they are; the
+retrieval sets are not changed): the verdicts must not change.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 from groundkb import KnowledgeBase, Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import api_questions
 from api_questions import parse_overrides
 
 HERE = Path(__file__).resolve().parent
@@ -99,7 +105,7 @@ def run_verdict_set(name: str, mode: str) -> dict[str, Any]:
     confusion: dict[str, dict[str, int]] = {}
     with open_kb(name, mode, 2 if name == "orbit" else 1) as kb:
         for query, expect, relevant, _kind in verdict_questions(name):
-            r = kb.search(query, limit=5)
+            r = kb.search(api_questions.asked(query), limit=5)
             if r.notice:
                 raise SystemExit(f"search fell back: {r.notice}")
             v = r.verdict.kind
@@ -174,10 +180,14 @@ def main() -> int:
     ap.add_argument("--sets", default="", help="comma-separated subset")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "verdicts.json")
     ap.add_argument("--set", action="append", default=[], help="setting override KEY=VALUE")
+    ap.add_argument(
+        "--ask", default="", help="words to put before every question of the verdict sets"
+    )
     args = ap.parse_args()
     OVERRIDES.update(parse_overrides(args.set))
-    if OVERRIDES and args.out == HERE / "results" / "verdicts.json":
-        raise SystemExit("--set: name an --out, the report keeps the default settings")
+    api_questions.ASK = args.ask.strip()
+    if (OVERRIDES or args.ask) and args.out == HERE / "results" / "verdicts.json":
+        raise SystemExit("--set, --ask: name an --out, the report keeps the default settings")
     wanted = {s for s in args.sets.split(",") if s}
     out: dict[str, Any] = {}
     for mode in args.modes.split(","):

@@ -59,3 +59,25 @@ def test_command_group_asks_which_command(commands_kb: KnowledgeBase) -> None:
 def test_natural_question_about_a_setting(commands_kb: KnowledgeBase) -> None:
     r = commands_kb.search("how often does the directory sync", type="setting")
     assert r.hits[0].doc_id == "setting-sync-interval"
+
+
+@pytest.mark.parametrize(
+    "asking", ["", "is there a doc on", "which page explains", "what command do I run to"]
+)
+def test_words_asking_for_a_page_or_a_command_change_no_verdict(
+    commands_kb: KnowledgeBase, asking: str
+) -> None:
+    def ask(request: str) -> str:
+        return f"{asking} {request}".strip()
+
+    invented = commands_kb.search(ask("helios get-users"))
+    assert invented.hits == ()
+    assert invented.verdict.reason == "unknown_command"
+    assert "helios gw users list" in invented.suggestions
+    exact = commands_kb.search(ask("helios gw users list"))
+    assert exact.verdict.kind == "answer"
+    assert exact.hits[0].doc_id == "cmd-gw-users-list"
+    plain = commands_kb.search("list all users")
+    asked = commands_kb.search(ask("list all users"))
+    assert [h.doc_id for h in asked.hits] == [h.doc_id for h in plain.hits]
+    assert asked.verdict.kind == plain.verdict.kind

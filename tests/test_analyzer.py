@@ -190,6 +190,15 @@ def test_words_that_ask_for_an_endpoint_are_no_clause() -> None:
         "endpoint to create a customer": (["create", "customer"], ("create", "a", "customer")),
         "the API that refunds a payment": (["refunds", "payment"], ("refund", "a", "payment")),
         "endpoints for refunds": (["refunds"], ("refunds",)),  # a noun after "for"
+        "which page explains automation limits": (
+            ["automation", "limits"],
+            ("automation", "limits"),
+        ),
+        "is there a guide to archiving a project": (
+            ["archiving", "project"],
+            ("archiving", "a", "project"),
+        ),
+        "docs on webhooks": (["webhooks"], ("webhooks",)),
         "which CLI command archives a project": (
             ["archives", "project"],
             ("archive", "a", "project"),
@@ -206,6 +215,9 @@ def test_words_that_ask_for_an_endpoint_are_no_clause() -> None:
         ("which endpoint", "endpoint"),
         ("what is the API rate limit", "api"),
         ("api keys for a project", "api"),
+        ("is there a page builder", "page"),  # pages as what is asked about
+        ("which pages are public", "pages"),
+        ("is there a guide", "guide"),
     ]:
         parsed = a.parse(question)
         assert clause in [c.original for c in parsed.clauses], question

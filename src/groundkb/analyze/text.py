@@ -19,8 +19,8 @@ document frequency of the most frequent form (``search/rescore.py``), as one ste
 term would. A question that opens by asking for an endpoint ("which endpoint refunds
 a payment", "is there an API call to …") says what kind of answer it wants, not what it
 is about: those opening words are no clause (:func:`asking_words`); so are "which
-command", "what command do I run to". Typo correction happens in ``search/``, against
-the index vocabulary.
+command", "what command do I run to", "which page explains", "is there a guide to".
+Typo correction happens in ``search/``, against the index vocabulary.
 """
 
 from __future__ import annotations
@@ -88,35 +88,49 @@ def tokenize(text: str) -> list[str]:
 # "which endpoint …", "what API call …", "is there an endpoint to …", "what endpoints
 # can I use to …", "which API lets me …", "what command do I run to …", "endpoint to …",
 # "the API that …", "commands for …": the words a question opens with to ask for an API
-# operation or a command. They say what kind of answer is wanted, not what it is
-# about: "endpoint" in an API that has webhook endpoints would find those.
+# operation or a command; and "which page explains …", "is there a guide to …", "docs
+# on …" for a page. They say what kind of answer is wanted, not what it is about:
+# "endpoint" in an API that has webhook endpoints would find those, and "guide" in docs
+# that never say it made the question look out of scope.
 _KIND_ASKED = (
     r"(?:(?:(?:rest|http|api)\s+)?(?:endpoints?|operations?|api\s+(?:calls?|requests?)|apis?)"
     r"|(?:(?:cli|shell|terminal)\s+)?commands?)"
 )
+_PAGE_ASKED = r"(?:docs?|documentation|pages?|guides?|articles?|tutorials?)"
+_PAGE_TEXT = r"(?:docs?|documentation|guides?|articles?|tutorials?)"  # "guide to …"
+_PAGE_VERB = r"(?:explains?|covers?|describes?|documents?|mentions?|talks?\s+about|is\s+about)"
 _ASKING_FOR_ONE = re.compile(
     r"^\W*(?:"
     rf"(?:which|what|is\s+there\s+(?:an?|any))\s+{_KIND_ASKED}"
     r"(?:\s+(?:can|could|should|do|would|must)\s+(?:i|we|you)\s+(?:use|call|run|type)"
     r"(?:\s+to)?|\s+(?:lets|allows|helps|enables)\s+(?:me|us|you)(?:\s+to)?)?"
     rf"|(?:(?:the|an?|any)\s+)?{_KIND_ASKED}\s+(?:to|that|which|for)"
+    rf"|(?P<page>(?:which|what)\s+{_PAGE_ASKED}\s+{_PAGE_VERB}"
+    rf"|is\s+there\s+(?:(?:an?|any)\s+)?{_PAGE_ASKED}"
+    rf"\s+(?:on|about|for|to|(?:that\s+)?{_PAGE_VERB})"
+    rf"|(?:(?:the|an?|any)\s+)?{_PAGE_TEXT}\s+(?:on|about|to|that\s+{_PAGE_VERB}))"
     r")\b",
     re.IGNORECASE,
 )
 
 
 def asking_words(query: str) -> int:
-    """How many of ``query``'s first tokens only ask for an API operation or a command
-    ("which endpoint", "is there an API call", "what command do I run to"); 0 when it
-    does not open that way."""
+    """How many of ``query``'s first tokens only ask for an API operation, a command or a
+    page ("which endpoint", "what command do I run to", "is there a guide to"); 0 when
+    it does not open that way."""
     m = _ASKING_FOR_ONE.match(query)
     return len(tokenize(m.group())) if m else 0
 
 
+def _asks_for_page(query: str) -> bool:
+    m = _ASKING_FOR_ONE.match(query)
+    return bool(m and m.group("page"))
+
+
 def request_text(query: str) -> str:
-    """``query`` without the words that ask for an API operation or a command ("which
-    endpoint refunds a payment" → "refunds a payment"); the query itself when nothing is
-    left."""
+    """``query`` without the words that ask for an API operation, a command or a page
+    ("which endpoint refunds a payment" → "refunds a payment"); the query itself when
+    nothing is left."""
     m = _ASKING_FOR_ONE.match(query)
     rest = query[m.end() :].strip() if m else ""
     return rest if tokenize(rest) else query
@@ -351,7 +365,8 @@ class Analyzer:
         if skip < n:  # "which endpoint" alone stays a question about endpoints
             i = skip
             request = tuple(tokens[skip:])
-            if skip and tokens[skip - 1] != "for" and request[0] not in self.stop_words:
+            verb_next = tokens[skip - 1] != "for" and not _asks_for_page(query)
+            if verb_next and request[0] not in self.stop_words:
                 request = (_base_verb(request[0]), *request[1:])  # "…endpoint refunds"
             while len(request) > 1 and request[0] in self.stop_words:  # "… to cancel"
                 request = request[1:]

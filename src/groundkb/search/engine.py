@@ -187,13 +187,16 @@ class Searcher:
         derived = self.derived()
         outer = getattr(self._local, "derived", None)
         self._local.derived = derived  # one version of the derived data per search
+        # "is there a doc on orbit sync run": the request, without the words asking for
+        # a page, an endpoint or a command, is what names a command or two topics
+        request = request_text(text)
         try:
             command, commands = None, None
             if not filters.types or "command" in filters.types:
                 commands = self.commands_for(filters, derived)
-                command = commands.lookup(text)
+                command = commands.lookup(request)
             if command is not None:
-                result = command_result(self.store, text, command, limit, self._hit, commands)
+                result = command_result(self.store, request, command, limit, self._hit, commands)
             else:
                 result = self._keyword(text, filters, limit, self._semantic(text, filters, limit))
                 # "workspace and widgets": two topics, each answered, answer with both
@@ -201,7 +204,7 @@ class Searcher:
                 hybrid = result.mode != "keyword"
                 part = functools.partial(self._search_part, filters=filters, limit=limit,
                                          semantic=hybrid)  # fmt: skip
-                parts = multi_intent(text, limit, part)
+                parts = multi_intent(request, limit, part)
                 if parts is not None:
                     result = replace(parts, notice=result.notice)
         finally:
@@ -334,8 +337,9 @@ class Searcher:
         # in the caller's context (the caller and shell the query log and audit name)
         context = contextvars.copy_context()
         # the request, not the words asking for an endpoint (which mean nothing here)
-        request = request_text(text)
-        found = background().submit(context.run, self._nearest, embedder, request, filters, k)
+        found = background().submit(
+            context.run, self._nearest, embedder, request_text(text), filters, k
+        )
         return PendingVectors(wanted, found=found)
 
     def _nearest(self, embedder: Embedder, text: str, filters: Filters, k: int) -> Neighbours | str:
