@@ -199,6 +199,12 @@ def test_words_that_ask_for_an_endpoint_are_no_clause() -> None:
             ("archiving", "a", "project"),
         ),
         "docs on webhooks": (["webhooks"], ("webhooks",)),
+        "what's the endpoint to create a customer": (
+            ["create", "customer"],
+            ("create", "a", "customer"),
+        ),
+        "what is the command to list tasks": (["list", "tasks"], ("list", "tasks")),
+        "where is the doc on archiving": (["archiving"], ("archiving",)),
         "which CLI command archives a project": (
             ["archives", "project"],
             ("archive", "a", "project"),
@@ -222,5 +228,8 @@ def test_words_that_ask_for_an_endpoint_are_no_clause() -> None:
         parsed = a.parse(question)
         assert clause in [c.original for c in parsed.clauses], question
         assert parsed.asked == parsed.tokens, question
+    # "what is the command to …" asks for a command, not for a definition
+    assert not a.parse("what is the command to list tasks").definitional
+    assert a.parse("what is a webhook endpoint").definitional
     assert request_text("which endpoint refunds a payment") == "refunds a payment"
     assert request_text("which endpoint") == "which endpoint"

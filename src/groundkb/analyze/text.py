@@ -105,10 +105,13 @@ _ASKING_FOR_ONE = re.compile(
     r"(?:\s+(?:can|could|should|do|would|must)\s+(?:i|we|you)\s+(?:use|call|run|type)"
     r"(?:\s+to)?|\s+(?:lets|allows|helps|enables)\s+(?:me|us|you)(?:\s+to)?)?"
     rf"|(?:(?:the|an?|any)\s+)?{_KIND_ASKED}\s+(?:to|that|which|for)"
+    rf"|(?:which|what)(?:'s|\s+is|\s+are)\s+the\s+{_KIND_ASKED}\s+(?:to|that|which|for)"
     rf"|(?P<page>(?:which|what)\s+{_PAGE_ASKED}\s+{_PAGE_VERB}"
     rf"|is\s+there\s+(?:(?:an?|any)\s+)?{_PAGE_ASKED}"
     rf"\s+(?:on|about|for|to|(?:that\s+)?{_PAGE_VERB})"
-    rf"|(?:(?:the|an?|any)\s+)?{_PAGE_TEXT}\s+(?:on|about|to|that\s+{_PAGE_VERB}))"
+    rf"|(?:(?:the|an?|any)\s+)?{_PAGE_TEXT}\s+(?:on|about|to|that\s+{_PAGE_VERB})"
+    rf"|(?:which|what|where)(?:'s|\s+is|\s+are)\s+the\s+{_PAGE_ASKED}"
+    rf"\s+(?:on|about|for|to|that\s+{_PAGE_VERB}))"
     r")\b",
     re.IGNORECASE,
 )
@@ -401,7 +404,7 @@ class Analyzer:
             text=query,
             tokens=tuple(tokens),
             clauses=tuple(clauses),
-            definitional=is_definitional(query),
+            definitional=is_definitional(request_text(query)),  # not "what is the API to"
             phrase=canonical_phrase(clauses),
             request=request if skip else (),
         )
