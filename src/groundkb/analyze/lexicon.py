@@ -120,6 +120,13 @@ def inflections(word: str) -> tuple[str, ...]:
     return tuple(sorted({f for lemma in of for f in verbs.regular[lemma]} - {word}))
 
 
+def lemma(word: str) -> str:
+    """The verb ``word`` is a regular form of ("refunds" → refund), else ``word`` as it
+    is (and without the lexicon)."""
+    of = _verbs().lemmas.get(word)
+    return of[0] if of else word
+
+
 def forget() -> None:
     """Drop the lexicon read so far (the next use reads it again)."""
     _verbs.cache_clear()

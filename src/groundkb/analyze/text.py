@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import ConfigError
+from .lexicon import lemma
 
 TOKENIZER_VERSION = "words-v4-singular"
 
@@ -117,26 +118,29 @@ _ASKING_FOR_ONE = re.compile(
 )
 
 
+def _asking(query: str) -> tuple[int, str, bool]:
+    """(how many of ``query``'s first tokens only ask for an operation, a command or a
+    page; the rest of the query; whether they ask for a page). (0, query, False) when it
+    does not open that way, or when nothing follows ("which endpoint")."""
+    m = _ASKING_FOR_ONE.match(query)
+    rest = query[m.end() :].strip() if m else ""
+    if m is None or not tokenize(rest):
+        return 0, query, False
+    return len(tokenize(m.group())), rest, m.group("page") is not None
+
+
 def asking_words(query: str) -> int:
     """How many of ``query``'s first tokens only ask for an API operation, a command or a
     page ("which endpoint", "what command do I run to", "is there a guide to"); 0 when
-    it does not open that way."""
-    m = _ASKING_FOR_ONE.match(query)
-    return len(tokenize(m.group())) if m else 0
-
-
-def _asks_for_page(query: str) -> bool:
-    m = _ASKING_FOR_ONE.match(query)
-    return bool(m and m.group("page"))
+    it does not open that way, or when nothing follows."""
+    return _asking(query)[0]
 
 
 def request_text(query: str) -> str:
     """``query`` without the words that ask for an API operation, a command or a page
     ("which endpoint refunds a payment" → "refunds a payment"); the query itself when
     nothing is left."""
-    m = _ASKING_FOR_ONE.match(query)
-    rest = query[m.end() :].strip() if m else ""
-    return rest if tokenize(rest) else query
+    return _asking(query)[1]
 
 
 def is_definitional(query: str) -> bool:
@@ -363,14 +367,14 @@ class Analyzer:
         i = 0
         n = len(tokens)
         longest = syn.max_len
-        skip = asking_words(query)
+        skip, rest, page = _asking(query)
         request: tuple[str, ...] = ()
-        if skip < n:  # "which endpoint" alone stays a question about endpoints
+        if skip:  # "which endpoint" alone stays a question about endpoints
             i = skip
             request = tuple(tokens[skip:])
-            verb_next = tokens[skip - 1] != "for" and not _asks_for_page(query)
+            verb_next = tokens[skip - 1] != "for" and not page
             if verb_next and request[0] not in self.stop_words:
-                request = (_base_verb(request[0]), *request[1:])  # "…endpoint refunds"
+                request = (lemma(request[0]), *request[1:])  # "…endpoint refunds"
             while len(request) > 1 and request[0] in self.stop_words:  # "… to cancel"
                 request = request[1:]
         while i < n:
@@ -404,19 +408,10 @@ class Analyzer:
             text=query,
             tokens=tuple(tokens),
             clauses=tuple(clauses),
-            definitional=is_definitional(request_text(query)),  # not "what is the API to"
+            definitional=is_definitional(rest),  # not "what is the API to …"
             phrase=canonical_phrase(clauses),
-            request=request if skip else (),
+            request=request,
         )
-
-
-def _base_verb(word: str) -> str:
-    """The base form of a verb in the third person ("refunds" → refund), for the verb
-    that follows "which endpoint"; other words as they are."""
-    from .lexicon import english_verbs
-
-    base = singular(word)
-    return base if base != word and base in english_verbs() else word
 
 
 def _with_name(clause: Clause, known: frozenset[str]) -> Clause:

@@ -122,6 +122,9 @@ def _name_suffixes(resource: str) -> list[str]:
     return ["".join(words[i:]) for i in range(len(words) - 1, -1, -1)]
 
 
+_CRUD = frozenset(CRUD_KINDS)
+
+
 @dataclass
 class ApiIndex:
     """Operations by the names of their resources, and the superseded versions."""
@@ -286,7 +289,7 @@ def operation_factor(
     asked = fit.kind and not fit.on_parent
     if not asked and index is not None:
         actions = index.asked_actions(tokens) & index.actions.get(doc.id, frozenset())
-        asked = bool(actions - set(CRUD_KINDS) if fit.on_parent else actions)
+        asked = bool(actions - _CRUD if fit.on_parent else actions)
         if not asked and doc.operation_kind == "create" and fit.whole:
             lead = next((t for t in tokens if t not in STOP_WORDS), "")
             resources = path_resources(path)

@@ -188,7 +188,8 @@ class Searcher:
         outer = getattr(self._local, "derived", None)
         self._local.derived = derived  # one version of the derived data per search
         # "is there a doc on orbit sync run": the request, without the words asking for
-        # a page, an endpoint or a command, is what names a command or two topics
+        # a page, an endpoint or a command, is what names a command or two topics and
+        # what the query vector is made of
         request = request_text(text)
         try:
             command, commands = None, None
@@ -198,7 +199,8 @@ class Searcher:
             if command is not None:
                 result = command_result(self.store, request, command, limit, self._hit, commands)
             else:
-                result = self._keyword(text, filters, limit, self._semantic(text, filters, limit))
+                vectors = self._semantic(request, filters, limit)
+                result = self._keyword(text, filters, limit, vectors)
                 # "workspace and widgets": two topics, each answered, answer with both
                 # (each part is searched the same way as the whole)
                 hybrid = result.mode != "keyword"
@@ -336,10 +338,7 @@ class Searcher:
         k = max(self.settings.vector_candidates, fill)
         # in the caller's context (the caller and shell the query log and audit name)
         context = contextvars.copy_context()
-        # the request, not the words asking for an endpoint (which mean nothing here)
-        found = background().submit(
-            context.run, self._nearest, embedder, request_text(text), filters, k
-        )
+        found = background().submit(context.run, self._nearest, embedder, text, filters, k)
         return PendingVectors(wanted, found=found)
 
     def _nearest(self, embedder: Embedder, text: str, filters: Filters, k: int) -> Neighbours | str:
