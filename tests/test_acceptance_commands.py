@@ -62,7 +62,16 @@ def test_natural_question_about_a_setting(commands_kb: KnowledgeBase) -> None:
 
 
 @pytest.mark.parametrize(
-    "asking", ["", "is there a doc on", "which page explains", "what command do I run to"]
+    "asking",
+    [
+        "",
+        "is there a doc on",
+        "which page explains",
+        "what command do I run to",
+        "is it possible to",
+        "what's the best way to",
+        "can you help me",
+    ],
 )
 def test_words_asking_for_a_page_or_a_command_change_no_verdict(
     commands_kb: KnowledgeBase, asking: str

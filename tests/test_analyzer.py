@@ -233,3 +233,48 @@ def test_words_that_ask_for_an_endpoint_are_no_clause() -> None:
     assert a.parse("what is a webhook endpoint").definitional
     assert request_text("which endpoint refunds a payment") == "refunds a payment"
     assert request_text("which endpoint") == "which endpoint"
+
+
+def test_words_that_only_frame_a_request_are_no_clause() -> None:
+    a = Analyzer()
+    framed = {
+        "how do I create a branch": (["create", "branch"], ("create", "a", "branch")),
+        "is it possible to refund a payment": (["refund", "payment"], ("refund", "a", "payment")),
+        "What’s the best way to undo a commit?": (["undo", "commit"], ("undo", "a", "commit")),
+        "is there an easy way to pause notifications": (
+            ["pause", "notifications"],
+            ("pause", "notifications"),
+        ),
+        "help me list all pods": (["list", "pods"], ("list", "all", "pods")),
+        "I'd like to invite a user": (["invite", "user"], ("invite", "a", "user")),
+        "we need to classify images": (["classify", "images"], ("classify", "images")),
+        "show me how to create a task": (["create", "task"], ("create", "a", "task")),
+        "please, how can I archive a project?": (
+            ["archive", "project"],
+            ("archive", "a", "project"),
+        ),
+        "please refund a payment": (["refund", "payment"], ("refund", "a", "payment")),
+        "I need help with rotating tokens": (["rotating", "tokens"], ("rotating", "tokens")),
+        "what do I need to do to enable SSO": (["enable", "sso"], ("enable", "sso")),
+        # framing, then asking for an operation: both are no clause
+        "can you tell me which endpoint refunds a payment": (
+            ["refunds", "payment"],
+            ("refund", "a", "payment"),
+        ),
+    }
+    for question, (clauses, request) in framed.items():
+        parsed = a.parse(question)
+        assert [c.original for c in parsed.clauses] == clauses, question
+        assert parsed.asked == request, question
+        assert not parsed.definitional, question
+    # words that say what is asked about stay, as does a frame with nothing after it
+    for question, clause in [
+        ("show me every pod", "show"),
+        ("how long until deleted tasks are gone", "long"),
+        ("help", "help"),
+        ("best practices for webhooks", "best"),
+    ]:
+        parsed = a.parse(question)
+        assert clause in [c.original for c in parsed.clauses], question
+    assert a.parse("how do I").asked == ("how", "do", "i")
+    assert request_text("is it possible to archive a project") == "archive a project"

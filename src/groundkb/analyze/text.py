@@ -19,7 +19,9 @@ document frequency of the most frequent form (``search/rescore.py``), as one ste
 term would. A question that opens by asking for an endpoint ("which endpoint refunds
 a payment", "is there an API call to …") says what kind of answer it wants, not what it
 is about: those opening words are no clause (:func:`asking_words`); so are "which
-command", "what command do I run to", "which page explains", "is there a guide to".
+command", "what command do I run to", "which page explains", "is there a guide to", and
+the words that only frame a request ("how do I", "is it possible to", "what's the best
+way to", "I want to", "can you help me").
 Typo correction happens in ``search/``, against the index vocabulary.
 """
 
@@ -118,28 +120,68 @@ _ASKING_FOR_ONE = re.compile(
 )
 
 
-def _asking(query: str) -> tuple[int, str, bool]:
-    """(how many of ``query``'s first tokens only ask for an operation, a command or a
-    page; the rest of the query; whether they ask for a page). (0, query, False) when it
-    does not open that way, or when nothing follows ("which endpoint")."""
-    m = _ASKING_FOR_ONE.match(query)
-    rest = query[m.end() :].strip() if m else ""
-    if m is None or not tokenize(rest):
-        return 0, query, False
-    return len(tokenize(m.group())), rest, m.group("page") is not None
+# "how do I …", "is it possible to …", "what's the best way to …", "I want to …", "can
+# you help me …", "show me how to …": the words that frame a request without saying
+# anything about it. "Possible", "best", "help" and "show" are no stop words (and "show"
+# has synonyms), so as clauses they found whatever page says them; as stop words ("how
+# do I", "I want to") they still diluted the share of the question a page says word for
+# word, which the verdict reads.
+_WAY = (
+    r"(?:best|easiest|simplest|quickest|fastest|right|correct|proper|recommended|preferred"
+    r"|cleanest|safest|standard|usual|normal)"
+)
+_FRAMING = re.compile(
+    r"^\W*(?:please\b[\s,]*)?(?:(?:"
+    r"how\s+(?:do|can|could|should|would|might|may|must|does)\s+(?:i|we|you|one|someone)"
+    r"(?:\s+go\s+about)?"
+    r"|how\s+to"
+    r"|is\s+(?:it|there)\s+(?:(?:at\s+all\s+)?possible|(?:an?|any)\s+(?:\w+\s+)?way)\s+to"
+    rf"|(?:what(?:['’]s|\s+is)\s+)?(?:the\s+)?{_WAY}\s+way\s+to"
+    r"|what(?:['’]s|\s+is)\s+the\s+way\s+to"
+    r"|(?:i|we)(?:\s+(?:want|need|wish|have|would\s+like)|['’]d\s+like"
+    r"|(?:['’]m|\s+am|['’]re|\s+are)\s+(?:trying|looking|hoping|wanting))\s+to"
+    r"|(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:help\s+me(?:\s+to)?"
+    r"|(?:tell|show)\s+me\s+how\s+to|explain\s+how\s+to|tell\s+me)?"
+    r"|(?:can|could|may|should|must)\s+(?:i|we)"
+    r"|help\s+me(?:\s+to)?"
+    r"|(?:tell|show)\s+me\s+how\s+to|explain\s+how\s+to"
+    r"|(?:i\s+|we\s+)?need\s+help\s+(?:with|to)"
+    r"|what\s+are\s+the\s+steps\s+to"
+    r"|what\s+do\s+(?:i|we)\s+(?:need\s+to\s+|have\s+to\s+)?do\s+to"
+    r")\b)?(?:[\s,]*please\b)?",
+    re.IGNORECASE,
+)
+
+
+def _asking(query: str) -> tuple[int, str, bool, bool]:
+    """(how many of ``query``'s first tokens only frame the request or ask for an
+    operation, a command or a page; the rest of the query; whether they ask for a page;
+    whether they ask for one of those at all). (0, query, False, False) when it does not
+    open that way, or when nothing follows ("which endpoint", "how do I")."""
+    framing = _FRAMING.match(query)
+    start = framing.end() if framing else 0
+    m = _ASKING_FOR_ONE.match(query[start:])
+    end = start + m.end() if m else start
+    rest = query[end:].strip()
+    if not end or not tokenize(rest):
+        return 0, query, False, False
+    page = m is not None and m.group("page") is not None
+    return len(tokenize(query[:end])), rest, page, m is not None
 
 
 def asking_words(query: str) -> int:
-    """How many of ``query``'s first tokens only ask for an API operation, a command or a
-    page ("which endpoint", "what command do I run to", "is there a guide to"); 0 when
-    it does not open that way, or when nothing follows."""
+    """How many of ``query``'s first tokens only frame the request or ask for an API
+    operation, a command or a page ("how do I", "is it possible to", "which endpoint",
+    "what command do I run to", "is there a guide to"); 0 when it does not open that
+    way, or when nothing follows."""
     return _asking(query)[0]
 
 
 def request_text(query: str) -> str:
-    """``query`` without the words that ask for an API operation, a command or a page
-    ("which endpoint refunds a payment" → "refunds a payment"); the query itself when
-    nothing is left."""
+    """``query`` without the words that frame it or ask for an API operation, a command
+    or a page ("which endpoint refunds a payment" → "refunds a payment"; "is it possible
+    to archive a project" → "archive a project"); the query itself when nothing is
+    left."""
     return _asking(query)[1]
 
 
@@ -268,10 +310,11 @@ class ParsedQuery:
     clauses: tuple[Clause, ...]
     definitional: bool = False
     phrase: tuple[str, ...] = ()
-    # the request without the words that ask for an operation or a command, its verb in
-    # the base form: "which endpoint refunds a payment" → refund a payment (the API
-    # ranking reads the verb and its object from it); () when the question does not
-    # open so
+    # the request without the words that frame it or ask for an operation or a command,
+    # its verb in the base form: "which endpoint refunds a payment" → refund a payment,
+    # "how do I archive a project" → archive a project (the API ranking reads the verb
+    # and its object from it, the verdict how much of it a page says word for word); ()
+    # when the question does not open so
     request: tuple[str, ...] = ()
 
     @property
@@ -367,12 +410,12 @@ class Analyzer:
         i = 0
         n = len(tokens)
         longest = syn.max_len
-        skip, rest, page = _asking(query)
+        skip, rest, page, kind = _asking(query)
         request: tuple[str, ...] = ()
         if skip:  # "which endpoint" alone stays a question about endpoints
             i = skip
             request = tuple(tokens[skip:])
-            verb_next = tokens[skip - 1] != "for" and not page
+            verb_next = kind and tokens[skip - 1] != "for" and not page
             if verb_next and request[0] not in self.stop_words:
                 request = (lemma(request[0]), *request[1:])  # "…endpoint refunds"
             while len(request) > 1 and request[0] in self.stop_words:  # "… to cancel"
