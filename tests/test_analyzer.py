@@ -256,6 +256,16 @@ def test_words_that_only_frame_a_request_are_no_clause() -> None:
         "please refund a payment": (["refund", "payment"], ("refund", "a", "payment")),
         "I need help with rotating tokens": (["rotating", "tokens"], ("rotating", "tokens")),
         "what do I need to do to enable SSO": (["enable", "sso"], ("enable", "sso")),
+        "any way to rotate keys": (["rotate", "keys"], ("rotate", "keys")),
+        "where can I change my password": (["change", "password"], ("change", "my", "password")),
+        "I'm looking for a way to rotate keys": (["rotate", "keys"], ("rotate", "keys")),
+        "what's the easiest way for me to undo a commit": (
+            ["undo", "commit"],
+            ("undo", "a", "commit"),
+        ),
+        "trying to rotate keys": (["rotate", "keys"], ("rotate", "keys")),
+        "tell me how I can rotate keys": (["rotate", "keys"], ("rotate", "keys")),
+        "what should I do to enable SSO": (["enable", "sso"], ("enable", "sso")),
         # framing, then asking for an operation: both are no clause
         "can you tell me which endpoint refunds a payment": (
             ["refunds", "payment"],
@@ -273,6 +283,8 @@ def test_words_that_only_frame_a_request_are_no_clause() -> None:
         ("how long until deleted tasks are gone", "long"),
         ("help", "help"),
         ("best practices for webhooks", "best"),
+        ("where is the config file", "config"),
+        ("the gateway to the cluster", "gateway"),
     ]:
         parsed = a.parse(question)
         assert clause in [c.original for c in parsed.clauses], question
