@@ -90,3 +90,16 @@ def test_words_asking_for_a_page_or_a_command_change_no_verdict(
     asked = commands_kb.search(ask("list all users"))
     assert [h.doc_id for h in asked.hits] == [h.doc_id for h in plain.hits]
     assert asked.verdict.kind == plain.verdict.kind
+
+
+@pytest.mark.parametrize("ending", ["from the command line", "with the CLI", "via the API"])
+def test_words_asking_for_a_kind_of_answer_at_the_end_change_no_verdict(
+    commands_kb: KnowledgeBase, ending: str
+) -> None:
+    plain = commands_kb.search("list all users")
+    asked = commands_kb.search(f"list all users {ending}")
+    assert [h.doc_id for h in asked.hits] == [h.doc_id for h in plain.hits]
+    assert asked.verdict.kind == plain.verdict.kind
+    invented = commands_kb.search(f"helios get-users {ending}")
+    assert invented.hits == ()
+    assert invented.verdict.reason == "unknown_command"

@@ -289,4 +289,18 @@ def test_words_that_only_frame_a_request_are_no_clause() -> None:
         parsed = a.parse(question)
         assert clause in [c.original for c in parsed.clauses], question
     assert a.parse("how do I").asked == ("how", "do", "i")
+    # the kind of answer asked for at the end of a question
+    for question, clauses in {
+        "refund a payment via the API": ["refund", "payment"],
+        "how do I list users using the REST API?": ["list", "users"],
+        "export tasks from the command line": ["export", "tasks"],
+        "which endpoint refunds a payment via the API": ["refunds", "payment"],
+    }.items():
+        assert [c.original for c in a.parse(question).clauses] == clauses, question
+    # a question that only ends so keeps its opening, as asked without those words
+    assert a.parse("what is a project key with the CLI").asked == tuple(
+        tokenize("what is a project key")
+    )
+    assert "api" in [c.original for c in a.parse("create an API key").clauses]
+    assert [c.original for c in a.parse("via the API").clauses] == ["via", "api"]
     assert request_text("is it possible to archive a project") == "archive a project"

@@ -158,20 +158,46 @@ _FRAMING = re.compile(
 )
 
 
-def _asking(query: str) -> tuple[int, str, bool, bool]:
-    """(how many of ``query``'s first tokens only frame the request or ask for an
-    operation, a command or a page; the rest of the query; whether they ask for a page;
-    whether they ask for one of those at all). (0, query, False, False) when it does not
-    open that way, or when nothing follows ("which endpoint", "how do I")."""
+# "… via the API", "… using the REST API", "… with the CLI", "… from the command line":
+# the same kind of answer asked for at the end of a question.
+_ASKED_AT_END = re.compile(
+    r"[\s,]+(?:via|using|with|through|over|from|in|on)\s+(?:(?:the|an?|your|our)\s+)?"
+    r"(?:(?:(?:rest|http|web|public)\s+)?(?:apis?|endpoints?|api\s+calls?)"
+    r"|cli|command[\s-]+line|terminal|shell)\W*$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """How a question opens and ends: ``skip`` first tokens and ``tail`` last ones only
+    frame the request or ask for an operation, a command or a page; ``rest`` is the
+    request between them; ``page``: they ask for a page; ``kind``: the opening asks for
+    one of those at all."""
+
+    skip: int = 0
+    tail: int = 0
+    rest: str = ""
+    page: bool = False
+    kind: bool = False
+
+
+def _asking(query: str) -> _Asked:
+    """The words of ``query`` that only frame its request or ask for a kind of answer
+    (none when the question does not open or end that way, or when nothing else is
+    left: "which endpoint", "how do I")."""
     framing = _FRAMING.match(query)
     start = framing.end() if framing else 0
     m = _ASKING_FOR_ONE.match(query[start:])
     end = start + m.end() if m else start
-    rest = query[end:].strip()
-    if not end or not tokenize(rest):
-        return 0, query, False, False
+    last = _ASKED_AT_END.search(query, end)
+    stop = last.start() if last else len(query)
+    rest = query[end:stop].strip()
+    if not (end or last) or not tokenize(rest):
+        return _Asked(rest=query)
     page = m is not None and m.group("page") is not None
-    return len(tokenize(query[:end])), rest, page, m is not None
+    tail = len(tokenize(query[stop:]))
+    return _Asked(len(tokenize(query[:end])), tail, rest, page, m is not None)
 
 
 def asking_words(query: str) -> int:
@@ -179,15 +205,15 @@ def asking_words(query: str) -> int:
     operation, a command or a page ("how do I", "is it possible to", "which endpoint",
     "what command do I run to", "is there a guide to"); 0 when it does not open that
     way, or when nothing follows."""
-    return _asking(query)[0]
+    return _asking(query).skip
 
 
 def request_text(query: str) -> str:
     """``query`` without the words that frame it or ask for an API operation, a command
     or a page ("which endpoint refunds a payment" → "refunds a payment"; "is it possible
-    to archive a project" → "archive a project"); the query itself when nothing is
-    left."""
-    return _asking(query)[1]
+    to archive a project" → "archive a project"; "list users via the API" → "list
+    users"); the query itself when nothing is left."""
+    return _asking(query).rest
 
 
 def is_definitional(query: str) -> bool:
@@ -415,15 +441,19 @@ class Analyzer:
         i = 0
         n = len(tokens)
         longest = syn.max_len
-        skip, rest, page, kind = _asking(query)
+        asked = _asking(query)
+        skip, rest = asked.skip, asked.rest
         request: tuple[str, ...] = ()
-        if skip:  # "which endpoint" alone stays a question about endpoints
+        if skip or asked.tail:  # "which endpoint" alone stays a question about endpoints
             i = skip
-            request = tuple(tokens[skip:])
-            verb_next = kind and tokens[skip - 1] != "for" and not page
+            n -= asked.tail
+            request = tuple(tokens[skip:n])
+            verb_next = asked.kind and tokens[skip - 1] != "for" and not asked.page
             if verb_next and request[0] not in self.stop_words:
                 request = (lemma(request[0]), *request[1:])  # "…endpoint refunds"
-            while len(request) > 1 and request[0] in self.stop_words:  # "… to cancel"
+            # "… to cancel"; a question that only ends with such words ("what is a
+            # project key with the CLI") keeps its own opening, as asked without them
+            while skip and len(request) > 1 and request[0] in self.stop_words:
                 request = request[1:]
         while i < n:
             matched = False
