@@ -295,6 +295,10 @@ def test_words_that_only_frame_a_request_are_no_clause() -> None:
         "how do I list users using the REST API?": ["list", "users"],
         "export tasks from the command line": ["export", "tasks"],
         "which endpoint refunds a payment via the API": ["refunds", "payment"],
+        "create a webhook programmatically": ["create", "webhook"],
+        "export tasks step by step": ["export", "tasks"],
+        "how do I create a branch? thanks!": ["create", "branch"],
+        "list users via the API, thank you": ["list", "users"],
     }.items():
         assert [c.original for c in a.parse(question).clauses] == clauses, question
     # a question that only ends so keeps its opening, as asked without those words
@@ -303,4 +307,6 @@ def test_words_that_only_frame_a_request_are_no_clause() -> None:
     )
     assert "api" in [c.original for c in a.parse("create an API key").clauses]
     assert [c.original for c in a.parse("via the API").clauses] == ["via", "api"]
+    assert a.parse("list users, thanks").asked == ("list", "users")
+    assert request_text("refund a payment?") == "refund a payment?"  # punctuation stays
     assert request_text("is it possible to archive a project") == "archive a project"

@@ -158,12 +158,15 @@ _FRAMING = re.compile(
 )
 
 
-# "… via the API", "… using the REST API", "… with the CLI", "… from the command line":
-# the same kind of answer asked for at the end of a question.
+# "… via the API", "… using the REST API", "… with the CLI", "… from the command line",
+# "… programmatically": the same kind of answer asked for at the end of a question; and
+# "… step by step", "… please", "… thanks", which ask for nothing.
 _ASKED_AT_END = re.compile(
-    r"[\s,]+(?:via|using|with|through|over|from|in|on)\s+(?:(?:the|an?|your|our)\s+)?"
+    r"(?:[\s,]+(?:via|using|with|through|over|from|in|on)\s+(?:(?:the|an?|your|our)\s+)?"
     r"(?:(?:(?:rest|http|web|public)\s+)?(?:apis?|endpoints?|api\s+calls?)"
-    r"|cli|command[\s-]+line|terminal|shell)\W*$",
+    r"|cli|command[\s-]+line|terminal|shell)"
+    r"|[\s,]+(?:programmatically|step[\s-]+by[\s-]+step))?"
+    r"(?:[\s,.!?]+(?:please|thanks|thank\s+you|thx|cheers))?\W*$",
     re.IGNORECASE,
 )
 
@@ -191,6 +194,8 @@ def _asking(query: str) -> _Asked:
     m = _ASKING_FOR_ONE.match(query[start:])
     end = start + m.end() if m else start
     last = _ASKED_AT_END.search(query, end)
+    if last and not tokenize(last.group()):
+        last = None  # only punctuation ends it
     stop = last.start() if last else len(query)
     rest = query[end:stop].strip()
     if not (end or last) or not tokenize(rest):
