@@ -21,7 +21,8 @@ a payment", "is there an API call to …") says what kind of answer it wants, no
 is about: those opening words are no clause (:func:`asking_words`); so are "which
 command", "what command do I run to", "which page explains", "is there a guide to", and
 the words that only frame a request ("how do I", "is it possible to", "what's the best
-way to", "I want to", "can you help me").
+way to", "I want to", "can you help me") and the endings that ask for a kind of answer
+or for nothing ("… via the API", "… with the CLI", "… thanks").
 Typo correction happens in ``search/``, against the index vocabulary.
 """
 
