@@ -22,14 +22,16 @@ script measures an earlier version of groundkb (``PYTHONPATH=other/src``, with i
 
     python benchmarks/api_questions.py [--label after] [--modes keyword,hybrid]
         [--conditions alone,together] [--apis stripe,...] [--set KEY=VALUE ...]
-        [--fresh] [--verbose] [--questions DIR] [--ask WORDS] [--out FILE]
+        [--fresh] [--verbose] [--questions DIR] [--ask WORDS] [--ask-end WORDS]
+        [--out FILE]
 
 Indexes are built once into ``benchmarks/results/tmp/apiq-{label}/`` (embedding takes
 minutes on 2 cores) and reused; ``--fresh`` rebuilds them. The together index is built
 first; an API alone is a copy of it with the other APIs deleted (the same documents,
 chunks and vectors, not embedded twice). ``--set`` overrides a setting
 for the searches (the fitting script uses it). ``--ask "which endpoint should I use
-to"`` asks every request in those words (the answer must not change). Writes
+to"`` asks every request in those words, ``--ask-end "via the API"`` ends it so (the
+answer must not change). Writes
 ``benchmarks/results/api_questions[-{label}].json``.
 """
 
@@ -90,8 +92,10 @@ class Question:
 
 
 # Set by --ask: words put before every request ("which endpoint should I use to"); a
-# question that opens with a question word is asked as it is.
+# question that opens with a question word is asked as it is. Set by --ask-end: words
+# put after every question ("via the API"), its closing punctuation dropped.
 ASK = ""
+ASK_END = ""
 _QUESTION_OPENERS = frozenset(
     {"how", "what", "which", "who", "where", "when", "why", "is", "are", "can", "could"}
     | {"do", "does", "should", "i", "my"}
@@ -101,6 +105,8 @@ _QUESTION_OPENERS = frozenset(
 def asked(query: str) -> str:
     """``query`` as --ask words it: "refund a payment" → "which endpoint should I use to
     refund a payment"."""
+    if ASK_END:
+        query = f"{query.rstrip('?. ')} {ASK_END}"
     first = query.split(maxsplit=1)[0].lower() if query.strip() else ""
     if not ASK or first in _QUESTION_OPENERS:
         return query
@@ -400,10 +406,11 @@ def main() -> int:
         help="words to put before every request, e.g. 'which endpoint should I use to' "
         "(questions that open with a question word are asked as they are)",
     )
+    ap.add_argument("--ask-end", default="", help="words to put after every request")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    global ASK
-    ASK = args.ask.strip()
+    global ASK, ASK_END
+    ASK, ASK_END = args.ask.strip(), args.ask_end.strip()
     if args.questions is not None:
         for api, (spec, asked) in list(APIS.items()):
             other = args.questions / asked.name

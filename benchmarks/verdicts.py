@@ -12,11 +12,12 @@ Indexes are those of ``fit_verdict.py`` (``benchmarks/results/tmp/verdict-*.db``
 built there once.
 
     python benchmarks/verdicts.py [--modes keyword,hybrid] [--sets orbit,api,...]
-        [--ask WORDS] [--out FILE]
+        [--ask WORDS] [--ask-end WORDS] [--out FILE]
 
 ``--ask "is there a doc on"`` asks every question of the two verdict sets (Orbit, API)
 in those words (questions that open with a question word are asked as they are; the
-retrieval sets are not changed): the verdicts must not change.
+retrieval sets are not changed), ``--ask-end "with the CLI"`` ends every question so:
+the verdicts must not change.
 """
 
 from __future__ import annotations
@@ -183,10 +184,14 @@ def main() -> int:
     ap.add_argument(
         "--ask", default="", help="words to put before every question of the verdict sets"
     )
+    ap.add_argument(
+        "--ask-end", default="", help="words to put after every question of the verdict sets"
+    )
     args = ap.parse_args()
     OVERRIDES.update(parse_overrides(args.set))
     api_questions.ASK = args.ask.strip()
-    if (OVERRIDES or args.ask) and args.out == HERE / "results" / "verdicts.json":
+    api_questions.ASK_END = args.ask_end.strip()
+    if (OVERRIDES or args.ask or args.ask_end) and args.out == HERE / "results" / "verdicts.json":
         raise SystemExit("--set, --ask: name an --out, the report keeps the default settings")
     wanted = {s for s in args.sets.split(",") if s}
     out: dict[str, Any] = {}

@@ -170,6 +170,26 @@ def test_the_verb_lexicon_is_kept_in_the_cache_folder(
         lexicon.forget()
 
 
+def _assert_requests(a: Analyzer, cases: dict[str, tuple[list[str], tuple[str, ...]]]) -> None:
+    """Each question's clauses, and the request the API ranking and the verdict read: the
+    words that frame it or ask for a kind of answer are in neither, and no question for
+    a definition."""
+    for question, (clauses, request) in cases.items():
+        parsed = a.parse(question)
+        assert [c.original for c in parsed.clauses] == clauses, question
+        assert parsed.asked == request, question
+        assert not parsed.definitional, question
+        assert " ".join(parsed.tokens) == " ".join(tokenize(question)), question  # as asked
+
+
+def _assert_words_stay(a: Analyzer, cases: list[tuple[str, str]]) -> None:
+    """Words that say what is asked about stay a clause, and the question its own request."""
+    for question, clause in cases:
+        parsed = a.parse(question)
+        assert clause in [c.original for c in parsed.clauses], question
+        assert parsed.asked == parsed.tokens, question
+
+
 def test_words_that_ask_for_an_endpoint_are_no_clause() -> None:
     a = Analyzer()
     asked = {
@@ -210,24 +230,20 @@ def test_words_that_ask_for_an_endpoint_are_no_clause() -> None:
             ("archive", "a", "project"),
         ),
     }
-    for question, (clauses, request) in asked.items():
-        parsed = a.parse(question)
-        assert [c.original for c in parsed.clauses] == clauses, question
-        assert parsed.asked == request, question
-        assert " ".join(parsed.tokens) == " ".join(tokenize(question)), question  # as asked
+    _assert_requests(a, asked)
     # endpoints as what is asked about, or as the whole question: words like any other
-    for question, clause in [
-        ("list webhook endpoints", "endpoints"),
-        ("which endpoint", "endpoint"),
-        ("what is the API rate limit", "api"),
-        ("api keys for a project", "api"),
-        ("is there a page builder", "page"),  # pages as what is asked about
-        ("which pages are public", "pages"),
-        ("is there a guide", "guide"),
-    ]:
-        parsed = a.parse(question)
-        assert clause in [c.original for c in parsed.clauses], question
-        assert parsed.asked == parsed.tokens, question
+    _assert_words_stay(
+        a,
+        [
+            ("list webhook endpoints", "endpoints"),
+            ("which endpoint", "endpoint"),
+            ("what is the API rate limit", "api"),
+            ("api keys for a project", "api"),
+            ("is there a page builder", "page"),  # pages as what is asked about
+            ("which pages are public", "pages"),
+            ("is there a guide", "guide"),
+        ],
+    )
     # "what is the command to …" asks for a command, not for a definition
     assert not a.parse("what is the command to list tasks").definitional
     assert a.parse("what is a webhook endpoint").definitional
@@ -272,22 +288,19 @@ def test_words_that_only_frame_a_request_are_no_clause() -> None:
             ("refund", "a", "payment"),
         ),
     }
-    for question, (clauses, request) in framed.items():
-        parsed = a.parse(question)
-        assert [c.original for c in parsed.clauses] == clauses, question
-        assert parsed.asked == request, question
-        assert not parsed.definitional, question
+    _assert_requests(a, framed)
     # words that say what is asked about stay, as does a frame with nothing after it
-    for question, clause in [
-        ("show me every pod", "show"),
-        ("how long until deleted tasks are gone", "long"),
-        ("help", "help"),
-        ("best practices for webhooks", "best"),
-        ("where is the config file", "config"),
-        ("the gateway to the cluster", "gateway"),
-    ]:
-        parsed = a.parse(question)
-        assert clause in [c.original for c in parsed.clauses], question
+    _assert_words_stay(
+        a,
+        [
+            ("show me every pod", "show"),
+            ("how long until deleted tasks are gone", "long"),
+            ("help", "help"),
+            ("best practices for webhooks", "best"),
+            ("where is the config file", "config"),
+            ("the gateway to the cluster", "gateway"),
+        ],
+    )
     assert a.parse("how do I").asked == ("how", "do", "i")
     # the kind of answer asked for at the end of a question
     for question, clauses in {

@@ -186,10 +186,12 @@ class _Asked:
     kind: bool = False
 
 
+@functools.lru_cache(maxsize=256)
 def _asking(query: str) -> _Asked:
     """The words of ``query`` that only frame its request or ask for a kind of answer
     (none when the question does not open or end that way, or when nothing else is
-    left: "which endpoint", "how do I")."""
+    left: "which endpoint", "how do I"). Cached: a search reads them twice, for its
+    request text and for its clauses."""
     framing = _FRAMING.match(query)
     start = framing.end() if framing else 0
     m = _ASKING_FOR_ONE.match(query[start:])
