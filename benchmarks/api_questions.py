@@ -102,15 +102,30 @@ _QUESTION_OPENERS = frozenset(
 )
 
 
-def asked(query: str) -> str:
+# The product each question set is about, for "{product}" in --ask and --ask-end words
+# ("in {product}, how do I" → "in Stripe, how do I").
+PRODUCTS = {
+    "kubernetes": "Kubernetes", "twilio": "Twilio", "stripe": "Stripe", "github": "GitHub",
+    "spotify": "Spotify", "slack": "Slack", "openai": "OpenAI",
+    "digitalocean": "DigitalOcean",
+}  # fmt: skip
+
+
+def product_of(spec: str) -> str:
+    """The product a spec belongs to: ``twilio_api_v2010`` → Twilio."""
+    return next((name for key, name in PRODUCTS.items() if spec.startswith(key)), spec)
+
+
+def asked(query: str, product: str = "") -> str:
     """``query`` as --ask words it: "refund a payment" → "which endpoint should I use to
-    refund a payment"."""
-    if ASK_END:
-        query = f"{query.rstrip('?. ')} {ASK_END}"
+    refund a payment"; ``product`` stands for "{product}" in them."""
+    ask, end = (w.replace("{product}", product) for w in (ASK, ASK_END))
+    if end:
+        query = f"{query.rstrip('?. ')} {end}"
     first = query.split(maxsplit=1)[0].lower() if query.strip() else ""
-    if not ASK or first in _QUESTION_OPENERS:
+    if not ask or first in _QUESTION_OPENERS:
         return query
-    return f"{ASK} {query[:1].lower()}{query[1:]}"
+    return f"{ask} {query[:1].lower()}{query[1:]}"
 
 
 def questions(api: str) -> list[Question]:
@@ -125,7 +140,12 @@ def questions(api: str) -> list[Question]:
                 for o in q.get("acceptable_other_spec", [])}  # fmt: skip
         out.append(
             Question(
-                q["id"], api, asked(q["query"]), q["kind"], bool(q.get("hard")), frozenset(ids)
+                q["id"],
+                api,
+                asked(q["query"], PRODUCTS[api]),
+                q["kind"],
+                bool(q.get("hard")),
+                frozenset(ids),
             )
         )
     return out
@@ -404,9 +424,12 @@ def main() -> int:
         "--ask",
         default="",
         help="words to put before every request, e.g. 'which endpoint should I use to' "
-        "(questions that open with a question word are asked as they are)",
+        "(questions that open with a question word are asked as they are); {product} "
+        "stands for the question's API ('in {product}, how do I')",
     )
-    ap.add_argument("--ask-end", default="", help="words to put after every request")
+    ap.add_argument(
+        "--ask-end", default="", help="words to put after every request ('in {product}')"
+    )
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     global ASK, ASK_END

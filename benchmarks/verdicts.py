@@ -17,7 +17,8 @@ built there once.
 ``--ask "is there a doc on"`` asks every question of the two verdict sets (Orbit, API)
 in those words (questions that open with a question word are asked as they are; the
 retrieval sets are not changed), ``--ask-end "with the CLI"`` ends every question so:
-the verdicts must not change.
+the verdicts must not change. In both, ``{product}`` stands for the product a question
+is about ("in {product}, how do I" → "in Orbit, how do I", "in Twilio, how do I").
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from groundkb import KnowledgeBase, Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import api_questions
-from api_questions import parse_overrides
+from api_questions import asked, parse_overrides
 
 HERE = Path(__file__).resolve().parent
 SHARED = next(
@@ -47,12 +48,13 @@ CACHE = HERE / "results" / "tmp"
 
 
 def verdict_questions(name: str) -> Iterator[tuple[str, str, set[str], str]]:
-    """(query, expect, relevant ids, kind); expect 'unanswerable' for API questions
-    without an operation (clarify and no_match are both right there)."""
+    """(query as --ask and --ask-end word it, expect, relevant ids, kind); expect
+    'unanswerable' for API questions without an operation (clarify and no_match are both
+    right there)."""
     if name == "orbit":
         for line in (EVAL / "verdicts_dev" / "queries.jsonl").read_text().splitlines():
             q = json.loads(line)
-            yield q["query"], q["expect"], set(q["relevant"]), q.get("kind", "")
+            yield asked(q["query"], "Orbit"), q["expect"], set(q["relevant"]), q.get("kind", "")
         return
     for file in sorted((EVAL / "api_questions_dev").glob("*.jsonl")):
         for line in file.read_text().splitlines():
@@ -61,7 +63,8 @@ def verdict_questions(name: str) -> Iterator[tuple[str, str, set[str], str]]:
             ids = {f"{spec}:{op}" for op in q["relevant"] + q.get("acceptable", [])}
             ids |= {f"{o['spec'].removesuffix('.json')}:{o['op']}"
                     for o in q.get("acceptable_other_spec", [])}  # fmt: skip
-            yield q["query"], "answer" if q["relevant"] else "unanswerable", ids, q["kind"]
+            query = asked(q["query"], api_questions.product_of(spec))
+            yield query, "answer" if q["relevant"] else "unanswerable", ids, q["kind"]
 
 
 def beir_questions(folder: str) -> Iterator[tuple[str, dict[str, int]]]:
@@ -106,7 +109,7 @@ def run_verdict_set(name: str, mode: str) -> dict[str, Any]:
     confusion: dict[str, dict[str, int]] = {}
     with open_kb(name, mode, 2 if name == "orbit" else 1) as kb:
         for query, expect, relevant, _kind in verdict_questions(name):
-            r = kb.search(api_questions.asked(query), limit=5)
+            r = kb.search(query, limit=5)
             if r.notice:
                 raise SystemExit(f"search fell back: {r.notice}")
             v = r.verdict.kind

@@ -15,6 +15,7 @@ from groundkb.analyze.text import (
     singular_forms,
     stem,
     tokenize,
+    without_context,
 )
 from groundkb.errors import ConfigError
 
@@ -323,3 +324,25 @@ def test_words_that_only_frame_a_request_are_no_clause() -> None:
     assert a.parse("list users, thanks").asked == ("list", "users")
     assert request_text("refund a payment?") == "refund a payment?"  # punctuation stays
     assert request_text("is it possible to archive a project") == "archive a project"
+
+
+def test_a_name_that_only_sets_the_context_leaves_the_question() -> None:
+    """The name where it only says which product a question is about: an opening that
+    names it, a closing phrase naming it, the name before what it qualifies ("the
+    Orbit CLI" is the CLI). Said any other way it is part of the question."""
+    cases = {
+        "In Orbit, how do I add a member?": "how do I add a member?",
+        "Using orbit: archive a project": "archive a project",
+        "Orbit: archive a project": "archive a project",
+        "how do I add a member in Orbit?": "how do I add a member?",
+        "how do I list tasks in the Orbit, please": "how do I list tasks, please",
+        "list tasks with the Orbit CLI": "list tasks with the CLI",
+        "export a board from Orbit’s web app": "export a board from web app",
+        "how do I make Orbit send fewer emails": "how do I make Orbit send fewer emails",
+        "orbit tasks list": "orbit tasks list",
+        "what is Orbit": "what is Orbit",
+        "orbital mechanics in Orbit": "orbital mechanics",
+        "sign in with SSO on the Orbit CLI": "sign in with SSO on the CLI",
+    }
+    for question, left in cases.items():
+        assert without_context(question, ["orbit"]) == left, question

@@ -176,6 +176,19 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "option_lead", float, 0.35, "Meanings within this relative lead of the top are options."
     ),
+    Setting(
+        "ubiquitous_share",
+        float,
+        0.8,
+        "A word this share of the documents hold (the product's name) says nothing where "
+        'it only sets a question\'s context ("in Orbit, how do I …"); 0 keeps it.',
+    ),
+    Setting(
+        "ubiquitous_min_docs",
+        int,
+        20,
+        "Indexes of fewer documents keep such words (a few pages still differ by them).",
+    ),
     Setting("typo_correction", bool, True, "Correct query words missing from the index."),
     Setting("typo_max_terms", int, 4, "Correct typos only in queries of this many words."),
     Setting("bm25_k1", float, 1.5, "BM25 term-frequency saturation."),
@@ -408,6 +421,8 @@ class Settings:
     verdict_answer_hybrid: str = VERDICT_ANSWER_HYBRID
     option_lead: float = 0.35
     typo_correction: bool = True
+    ubiquitous_share: float = 0.8
+    ubiquitous_min_docs: int = 20
     typo_max_terms: int = 4
     bm25_k1: float = 1.5
     bm25_b: float = 0.75

@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -222,6 +222,45 @@ def request_text(query: str) -> str:
     to archive a project" → "archive a project"; "list users via the API" → "list
     users"); the query itself when nothing is left."""
     return _asking(query).rest
+
+
+# "In Orbit, how do I …", "… in Orbit?", "… with the Orbit CLI": where a word only sets
+# the context of a question. Said of a word (the product's name) that nearly every
+# document of the index holds, it tells no page from another and makes a question about
+# something else look covered (``Searcher._context_free``).
+_CONTEXT = r"(?:in|on|with|using|for|from|via|through|inside|within)"
+_NAMED = rf"(?!{_CONTEXT}\b)(?P<name>[^\W_]+)(?:['’]s)?"  # "sign on with the Orbit CLI"
+_CONTEXT_PATTERNS = (
+    # "In Orbit, …", "Orbit: …": an opening that only names it
+    re.compile(rf"^\W*(?:{_CONTEXT}\s+(?:the\s+)?)?{_NAMED}\s*[,:]\s*", re.I),
+    # "… in Orbit?", "… using the Orbit, please": a phrase naming only it, at a clause's end
+    re.compile(rf"[\s,]*\b{_CONTEXT}\s+(?:the\s+)?{_NAMED}(?=\s*(?:[,.;:!?)]|$))", re.I),
+    # "… in the Orbit web app", "… with the Orbit CLI": it names what follows
+    re.compile(rf"(?P<keep>\b{_CONTEXT}\s+(?:the\s+)?){_NAMED}\s+(?=[^\W_])", re.I),
+)
+
+
+def context_words(query: str) -> set[str]:
+    """The words of ``query`` in a place where they may only set its context (see
+    :func:`without_context`), as tokens."""
+    return {t for p in _CONTEXT_PATTERNS for m in p.finditer(query) for t in tokenize(m["name"])}
+
+
+def without_context(query: str, names: Collection[str]) -> str:
+    """``query`` without ``names`` (tokens) where they only set its context: "In Orbit,
+    how do I add a member?" → "how do I add a member?", "how do I list tasks in Orbit" →
+    "how do I list tasks", "with the Orbit CLI" → "with the CLI". A name said any other
+    way stays ("how do I make Orbit send fewer emails")."""
+
+    def drop(m: re.Match[str]) -> str:
+        words = tokenize(m["name"])
+        if not words or not all(w in names for w in words):
+            return m[0]
+        return m.groupdict().get("keep") or ""
+
+    for pattern in _CONTEXT_PATTERNS:
+        query = pattern.sub(drop, query)
+    return query.strip()
 
 
 def is_definitional(query: str) -> bool:

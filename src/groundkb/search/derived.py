@@ -25,12 +25,15 @@ class Derived:
     token: str
     df: dict[str, int]
     n_chunks: int  # at least 1
+    n_docs: int
     empty: bool  # no chunk at all
     avgdl: float
     known_terms: frozenset[str]
     commands: CommandIndex
     apis: ApiIndex
     filtered_commands: dict[Filters, CommandIndex] = field(default_factory=dict)
+    # documents holding each word a question named its context with, as asked so far
+    docs_holding: dict[str, int] = field(default_factory=dict)
 
     @functools.cached_property
     def names_sorted(self) -> tuple[str, ...]:
@@ -93,6 +96,7 @@ def build_derived(store: Store, token: str) -> Derived:
         token=token,
         df={},
         n_chunks=max(1, stats.chunks),
+        n_docs=len(every),
         empty=stats.chunks == 0,
         avgdl=stats.avg_length or 1.0,
         known_terms=known_terms(every),

@@ -40,9 +40,12 @@ from ..analyze.text import (
     Clause,
     ParsedQuery,
     canonical_phrase,
+    context_words,
     other_forms,
     request_text,
     stem,
+    tokenize,
+    without_context,
 )
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
@@ -152,10 +155,14 @@ class Searcher:
         query's terms (a server that never sees the index change would otherwise keep
         every word it was ever asked, typos included). Callers read the dictionary this
         returns."""
-        d = self._current()
-        df = d.df
         terms = {t for c in parsed.clauses for a in c.alternatives for t in a.tokens}
         terms.update(more)
+        return self._frequencies(terms)
+
+    def _frequencies(self, terms: Collection[str]) -> dict[str, int]:
+        """Document frequencies of ``terms`` (see ``_df``)."""
+        d = self._current()
+        df = d.df
         # not ``terms - df.keys()``: that walks every term cached so far (a view is no
         # set), a cost that grew with each new query until the index changed
         missing = [t for t in terms if t not in df]
@@ -190,8 +197,10 @@ class Searcher:
         # "is there a doc on orbit sync run": the request, without the words asking for
         # a page, an endpoint or a command, is what names a command or two topics and
         # what the query vector is made of
-        request = request_text(text)
         try:
+            # "In Orbit, how do I …" on Orbit's docs: the question without the name
+            text = self._context_free(text)
+            request = request_text(text)
             command, commands = None, None
             if not filters.types or "command" in filters.types:
                 commands = self.commands_for(filters, derived)
@@ -211,7 +220,7 @@ class Searcher:
                     result = replace(parts, notice=result.notice)
         finally:
             self._local.derived = outer
-        result = replace(result, hits=monotone(result.hits))
+        result = replace(result, query=query.strip(), hits=monotone(result.hits))
         took = (time.perf_counter() - started) * 1000
         log.debug(
             "search %r -> %s (%s) %d hits in %.1f ms",
@@ -302,6 +311,34 @@ class Searcher:
         return self._current().completion(word)
 
     # --------------------------------------------------------------- semantic
+    def _context_free(self, text: str) -> str:
+        """``text`` without the words that only set its context (``without_context``)
+        and that at least ``ubiquitous_share`` of the index's documents hold: on one
+        product's docs its name says nothing about which page answers, and would make a
+        question about something else look covered. Among several products' docs the
+        name is in fewer documents and stays: there it says which product is meant."""
+        d = self._current()
+        share = self.settings.ubiquitous_share
+        if share <= 0 or d.n_docs < self.settings.ubiquitous_min_docs:
+            return text
+        stop = self.analyzer.stop_words
+        words = {w: stem(w) for w in context_words(text) if w not in stop and not w.isdigit()}
+        if not words:
+            return text
+        need = share * d.n_docs
+        # a document that holds a word has a chunk that does: the chunk counts (cached
+        # already for most words) rule most words out before documents are counted
+        chunks = self._frequencies(set(words.values()))
+        maybe = {w: t for w, t in words.items() if chunks.get(t, 0) >= need}
+        if not maybe:
+            return text
+        held = d.docs_holding
+        if missing := {t for t in maybe.values() if t not in held}:
+            held.update(self.store.documents_holding(missing))
+        names = {w for w, t in maybe.items() if held[t] >= need}
+        said = without_context(text, names) if names else text
+        return said if tokenize(said) else text
+
     def _semantic(self, text: str, filters: Filters, limit: int) -> PendingVectors:
         """Start finding the vector candidates of ``text`` in the background (hybrid and
         vector modes), or say why the search is keyword-only."""

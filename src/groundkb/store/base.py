@@ -329,6 +329,15 @@ class Store(Protocol):
         "Derived data")."""
         ...
 
+    def documents_holding(
+        self, terms: Collection[str], filters: Filters = Filters()
+    ) -> dict[str, int]:
+        """For every given term, the number of documents ``filters`` allow with a chunk
+        whose fields contain it (a word in nearly every document of the index says nothing about
+        which one answers; see ``Searcher._context_free``). One query per term at most;
+        a search asks only for the few words that may name the product."""
+        ...
+
     def similar_terms(
         self, word: str, max_edits: int, filters: Filters = Filters(), first_letter: bool = False
     ) -> list[SimilarTerm]:

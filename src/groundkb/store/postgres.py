@@ -340,6 +340,20 @@ class PostgresStore:
     def term_stats(self, terms: Collection[str]) -> TermStats:
         return self._connections.run(lambda c: self._term_rows(c, terms))
 
+    def documents_holding(
+        self, terms: Collection[str], filters: Filters = Filters()
+    ) -> dict[str, int]:
+        wanted = [t for t in terms if t and indexable(t)]
+        where, args = filters_sql(filters, "c")
+        sql = f"SELECT count(DISTINCT c.doc_id) FROM chunks c WHERE c.tsv @@ %s::tsquery{where}"
+
+        def count(conn: Conn) -> dict[str, int]:
+            return {
+                t: int(conn.execute(sql, [tsquery([(t,)]), *args]).fetchall()[0][0]) for t in wanted
+            }
+
+        return {**dict.fromkeys(terms, 0), **self._connections.run(count)}
+
     def keyword_candidates(self, query: KeywordQuery) -> list[KeywordMatch]:
         phrases = sorted({p for p in query.phrases if p and all(indexable(t) for t in p)})
         groups = sorted(

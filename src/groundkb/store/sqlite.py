@@ -534,6 +534,12 @@ class SQLiteStore:
         with self._snapshot():
             return sqlite_query.term_stats(self._query, terms)
 
+    def documents_holding(
+        self, terms: Collection[str], filters: Filters = Filters()
+    ) -> dict[str, int]:
+        with self._snapshot():
+            return sqlite_query.documents_holding(self._query, terms, filters)
+
     def similar_terms(
         self, word: str, max_edits: int, filters: Filters = Filters(), first_letter: bool = False
     ) -> list[SimilarTerm]:

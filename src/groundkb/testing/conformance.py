@@ -445,6 +445,19 @@ class StoreConformance:
         empty = store.term_stats([])
         assert (empty.chunks, dict(empty.df)) == (2, {})
 
+    def test_documents_holding_count_each_document_once(self, store: Store) -> None:
+        store.write(*make_doc("a", "apple\n\napple pie", title="Fruit"))
+        store.write(*make_doc("b", "apple", title="Tree", source="t"))
+        store.write(*make_doc("c", "pear", title="Fruit"))
+        assert store.documents_holding(["apple", "fruit", "pie", "nothing"]) == {
+            "apple": 2,  # three chunks, two documents
+            "fruit": 2,
+            "pie": 1,
+            "nothing": 0,
+        }
+        assert store.documents_holding(["apple"], Filters(sources=("t",))) == {"apple": 1}
+        assert store.documents_holding([]) == {}
+
     def test_similar_terms_are_nearest_first_then_by_term(self, store: Store) -> None:
         store.write(*make_doc("a", "workspace workspaces workplace worker\n\nworkspace"))
         found = store.similar_terms("workspaec", 2)  # a swap of neighbours is one edit
