@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from groundkb import KnowledgeBase, Settings
+from groundkb import KnowledgeBase, SearchResult, Settings
 from groundkb.errors import ConfigError
 from groundkb.evaluate_verdicts import evaluate_verdicts, read_questions
 from groundkb.search.meaning import group_meanings
@@ -439,11 +439,12 @@ _NIMBUS = {
 def test_the_product_name_where_it_only_sets_the_context_is_no_evidence(
     tmp_path: Path,
 ) -> None:
-    """On one product's docs (the name in most chunks) "In Nimbus, how do I …" and "…
-    in Nimbus?" are the question without the name: same hits, same verdict. The name
-    made an out-of-scope question look covered and diluted what a page says word for
-    word. Said any other way, on a small index, or among other products' docs (where it
-    says which product is meant), the name stays a word of the question."""
+    """On one product's docs (the name in nearly every document) "In Nimbus, how do I …"
+    and "… in Nimbus?" are the question without the name: same hits, same verdict. The
+    name made an out-of-scope question look covered and diluted what a page says word
+    for word. Among other products' docs it says which product is meant: the question
+    is asked of that product's sources. Said any other way, or of a small source, the
+    name stays a word of the question."""
     settings = {"embedder": "none", "ubiquitous_min_docs": 1}
     docs = write_pages(tmp_path / "nimbus", _NIMBUS)
     with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), **settings)) as kb:
@@ -456,28 +457,40 @@ def test_the_product_name_where_it_only_sets_the_context_is_no_evidence(
             ("how do I invite a teammate", "how do I invite a teammate with the Nimbus CLI"),
             ("how do I bake bread", "how do I bake bread in Nimbus"),
         ]:
-            want, got = kb.search(plain), kb.search(asked)
-            assert got.query == asked
-            assert "nimbus" not in got.terms, asked
-            assert got.terms == want.terms, asked
-            assert [h.doc_id for h in got.hits] == [h.doc_id for h in want.hits], asked
-            assert (got.verdict.kind, got.verdict.reason) == (
-                want.verdict.kind,
-                want.verdict.reason,
-            ), asked
+            _assert_same_search(kb.search(plain), kb.search(asked), asked)
         assert kb.search("how do I bake bread in Nimbus").verdict.kind == "no_match"
         # the name as what is asked about stays
         assert "nimbus" in kb.search("does Nimbus rotate keys by itself").terms
-        # among another product's docs it says which product is meant
+        # Among another product's docs the name says which product is meant: the
+        # question is asked of its source, without the name.
         other = {f"s{i}.md": f"# Stratus topic {i}\n\nStratus stores file {i}.\n" for i in range(8)}
+        other["s0.md"] = "# Rotate API keys\n\nStratus rotates every API key each month.\n"
         assert kb.ingest(write_pages(tmp_path / "stratus", other), source="stratus").ok
-        assert "nimbus" in kb.search("how do I rotate an API key in Nimbus?").terms
-    # a few pages still differ by the name: the default keeps it below 20 documents
+        both = kb.search("how do I rotate an API key?")
+        assert {h.source for h in both.hits} == {"nimbus", "stratus"}
+        asked = "how do I rotate an API key in Nimbus?"
+        got = kb.search(asked)
+        _assert_same_search(kb.search("how do I rotate an API key?", source="nimbus"), got, asked)
+        assert {h.source for h in got.hits} == {"nimbus"}
+        # a filter that leaves the named product out keeps the question as asked, and
+        # so do two products named
+        assert "nimbus" in kb.search(asked, source="stratus").terms
+        two = kb.search("how do I rotate an API key in Nimbus or in Stratus")
+        assert {"nimbus", "stratus"} <= set(two.terms)
+    # a few pages still differ by the name: the default names no source below 20 documents
     with KnowledgeBase.open(
         settings=Settings(db=str(tmp_path / "small.db"), embedder="none")
     ) as kb:
         assert kb.ingest(docs, source="nimbus").ok
         assert "nimbus" in kb.search("how do I rotate an API key in Nimbus?").terms
+
+
+def _assert_same_search(want: SearchResult, got: SearchResult, asked: str) -> None:
+    """``got`` (for the question ``asked``) has ``want``'s terms, hits and verdict."""
+    assert got.query == asked
+    assert got.terms == want.terms, asked
+    assert [h.doc_id for h in got.hits] == [h.doc_id for h in want.hits], asked
+    assert (got.verdict.kind, got.verdict.reason) == (want.verdict.kind, want.verdict.reason)
 
 
 def test_a_snippet_leaves_code_fences_out_and_keeps_the_code(tmp_path: Path) -> None:

@@ -180,14 +180,16 @@ SETTINGS: tuple[Setting, ...] = (
         "ubiquitous_share",
         float,
         0.8,
-        "A word this share of the documents hold (the product's name) says nothing where "
-        'it only sets a question\'s context ("in Orbit, how do I …"); 0 keeps it.',
+        "A word this share of some sources' documents hold, and at most 1 - this share of "
+        "the others' (a product's name), where it only sets a question's context (\"in "
+        'Orbit, how do I …") is no evidence and narrows the search to those sources; 0 '
+        "keeps it a word.",
     ),
     Setting(
         "ubiquitous_min_docs",
         int,
         20,
-        "Indexes of fewer documents keep such words (a few pages still differ by them).",
+        "Sources of fewer documents are never named so (a few pages still differ by it).",
     ),
     Setting("typo_correction", bool, True, "Correct query words missing from the index."),
     Setting("typo_max_terms", int, 4, "Correct typos only in queries of this many words."),

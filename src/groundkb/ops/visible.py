@@ -155,12 +155,14 @@ class VisibleStore:
         }
         return dataclasses.replace(stats, df=df)
 
-    def documents_holding(self, terms: Collection[str]) -> dict[str, int]:
+    def documents_holding(
+        self, terms: Collection[str], filters: Filters = Filters()
+    ) -> dict[str, dict[str, int]]:
         """The store's counts over the documents of the visible sources."""
-        filters = self.narrow(Filters(), check=False)
-        if filters is None:
-            return dict.fromkeys(terms, 0)
-        return self._store.documents_holding(terms, filters)
+        narrowed = self.narrow(filters, check=False)
+        if narrowed is None:
+            return {t: {} for t in terms}
+        return self._store.documents_holding(terms, narrowed)
 
     def keyword_candidates(self, query: KeywordQuery) -> list[KeywordMatch]:
         filters = self.narrow(query.filters, check=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -25,15 +26,16 @@ class Derived:
     token: str
     df: dict[str, int]
     n_chunks: int  # at least 1
-    n_docs: int
+    documents: dict[str, int]  # per source
     empty: bool  # no chunk at all
     avgdl: float
     known_terms: frozenset[str]
     commands: CommandIndex
     apis: ApiIndex
     filtered_commands: dict[Filters, CommandIndex] = field(default_factory=dict)
-    # documents holding each word a question named its context with, as asked so far
-    docs_holding: dict[str, int] = field(default_factory=dict)
+    # per source, the documents holding each word a question set its context with, as
+    # asked so far (``Searcher._context_free``)
+    docs_holding: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @functools.cached_property
     def names_sorted(self) -> tuple[str, ...]:
@@ -96,7 +98,7 @@ def build_derived(store: Store, token: str) -> Derived:
         token=token,
         df={},
         n_chunks=max(1, stats.chunks),
-        n_docs=len(every),
+        documents=dict(Counter(d.source for d in every)),
         empty=stats.chunks == 0,
         avgdl=stats.avg_length or 1.0,
         known_terms=known_terms(every),

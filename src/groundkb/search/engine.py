@@ -198,8 +198,8 @@ class Searcher:
         # a page, an endpoint or a command, is what names a command or two topics and
         # what the query vector is made of
         try:
-            # "In Orbit, how do I …" on Orbit's docs: the question without the name
-            text = self._context_free(text)
+            # "In Orbit, how do I …": the question without the name, asked of Orbit's docs
+            text, filters = self._context_free(text, filters)
             request = request_text(text)
             command, commands = None, None
             if not filters.types or "command" in filters.types:
@@ -311,33 +311,50 @@ class Searcher:
         return self._current().completion(word)
 
     # --------------------------------------------------------------- semantic
-    def _context_free(self, text: str) -> str:
+    def _context_free(self, text: str, filters: Filters) -> tuple[str, Filters]:
         """``text`` without the words that only set its context (``without_context``)
-        and that at least ``ubiquitous_share`` of the index's documents hold: on one
-        product's docs its name says nothing about which page answers, and would make a
-        question about something else look covered. Among several products' docs the
-        name is in fewer documents and stays: there it says which product is meant."""
+        and name a product: nearly every document (``ubiquitous_share``) of some sources
+        holds the word, and few documents of the others do. On one product's docs the
+        name says nothing about which page answers, and would make a question about
+        something else look covered; among several products' docs it says which is
+        meant, so the search is narrowed to their sources ("in Stripe, how do I refund a
+        payment" asks Stripe's docs for "how do I refund a payment")."""
         d = self._current()
         share = self.settings.ubiquitous_share
-        if share <= 0 or d.n_docs < self.settings.ubiquitous_min_docs:
-            return text
+        documents = {
+            s: n for s, n in d.documents.items() if not filters.sources or s in filters.sources
+        }
+        big = [n for n in documents.values() if n >= self.settings.ubiquitous_min_docs]
+        if share <= 0 or not big:
+            return text, filters
         stop = self.analyzer.stop_words
         words = {w: stem(w) for w in context_words(text) if w not in stop and not w.isdigit()}
         if not words:
-            return text
-        need = share * d.n_docs
+            return text, filters
         # a document that holds a word has a chunk that does: the chunk counts (cached
         # already for most words) rule most words out before documents are counted
         chunks = self._frequencies(set(words.values()))
-        maybe = {w: t for w, t in words.items() if chunks.get(t, 0) >= need}
+        maybe = {w: t for w, t in words.items() if chunks.get(t, 0) >= share * min(big)}
         if not maybe:
-            return text
+            return text, filters
         held = d.docs_holding
         if missing := {t for t in maybe.values() if t not in held}:
             held.update(self.store.documents_holding(missing))
-        names = {w for w, t in maybe.items() if held[t] >= need}
-        said = without_context(text, names) if names else text
-        return said if tokenize(said) else text
+        names: dict[str, frozenset[str]] = {}
+        for w, t in maybe.items():
+            if named := _named_sources(
+                held[t], documents, share, self.settings.ubiquitous_min_docs
+            ):
+                names[w] = named
+        if not names:
+            return text, filters
+        sources = frozenset.intersection(*names.values())
+        said = without_context(text, names)
+        if not sources or not tokenize(said):
+            return text, filters  # two products named, or nothing else asked
+        if sources != documents.keys():
+            filters = replace(filters, sources=tuple(sorted(sources)))
+        return said, filters
 
     def _semantic(self, text: str, filters: Filters, limit: int) -> PendingVectors:
         """Start finding the vector candidates of ``text`` in the background (hybrid and
@@ -669,3 +686,17 @@ def _is_flag(word: str, text: str) -> bool:
     """Whether ``word`` is typed as an option in ``text`` (``--prod``, ``-v``): an
     option is named whole, never half-typed."""
     return re.search(rf"(?:^|\s)--?{re.escape(word)}(?:[=\s]|$)", text, re.I) is not None
+
+
+def _named_sources(
+    held: Mapping[str, int], documents: Mapping[str, int], share: float, least: int
+) -> frozenset[str]:
+    """The sources a word names: each of at least ``least`` documents, ``share`` of
+    them holding the word, while at most 1 - ``share`` of the other sources' documents
+    do; none when there are no such sources."""
+    named = frozenset(s for s, n in documents.items() if n >= least and held.get(s, 0) >= share * n)
+    if not named:
+        return named
+    rest = sum(n for s, n in documents.items() if s not in named)
+    held_rest = sum(held.get(s, 0) for s in documents if s not in named)
+    return named if held_rest <= (1 - share) * rest else frozenset()

@@ -331,11 +331,12 @@ class Store(Protocol):
 
     def documents_holding(
         self, terms: Collection[str], filters: Filters = Filters()
-    ) -> dict[str, int]:
-        """For every given term, the number of documents ``filters`` allow with a chunk
-        whose fields contain it (a word in nearly every document of the index says nothing about
-        which one answers; see ``Searcher._context_free``). One query per term at most;
-        a search asks only for the few words that may name the product."""
+    ) -> dict[str, dict[str, int]]:
+        """For every given term, per source, the number of documents ``filters`` allow
+        with a chunk whose fields contain it (a source with none left out). A word
+        nearly every document of some sources holds, and few others, names them: the
+        product's name (see ``Searcher._context_free``). One query per term at most; a
+        search asks only for the few words that may name a product."""
         ...
 
     def similar_terms(

@@ -342,17 +342,22 @@ class PostgresStore:
 
     def documents_holding(
         self, terms: Collection[str], filters: Filters = Filters()
-    ) -> dict[str, int]:
+    ) -> dict[str, dict[str, int]]:
         wanted = [t for t in terms if t and indexable(t)]
         where, args = filters_sql(filters, "c")
-        sql = f"SELECT count(DISTINCT c.doc_id) FROM chunks c WHERE c.tsv @@ %s::tsquery{where}"
+        sql = (
+            "SELECT c.source, count(DISTINCT c.doc_id) FROM chunks c"
+            f" WHERE c.tsv @@ %s::tsquery{where} GROUP BY c.source"
+        )
 
-        def count(conn: Conn) -> dict[str, int]:
-            return {
-                t: int(conn.execute(sql, [tsquery([(t,)]), *args]).fetchall()[0][0]) for t in wanted
-            }
+        def count(conn: Conn) -> dict[str, dict[str, int]]:
+            out: dict[str, dict[str, int]] = {}
+            for t in wanted:
+                rows = conn.execute(sql, [tsquery([(t,)]), *args]).fetchall()
+                out[t] = {str(r[0]): int(r[1]) for r in rows}
+            return out
 
-        return {**dict.fromkeys(terms, 0), **self._connections.run(count)}
+        return {**{t: {} for t in terms}, **self._connections.run(count)}
 
     def keyword_candidates(self, query: KeywordQuery) -> list[KeywordMatch]:
         phrases = sorted({p for p in query.phrases if p and all(indexable(t) for t in p)})

@@ -536,7 +536,7 @@ class SQLiteStore:
 
     def documents_holding(
         self, terms: Collection[str], filters: Filters = Filters()
-    ) -> dict[str, int]:
+    ) -> dict[str, dict[str, int]]:
         with self._snapshot():
             return sqlite_query.documents_holding(self._query, terms, filters)
 

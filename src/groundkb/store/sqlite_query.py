@@ -128,16 +128,19 @@ class Vocabulary:
         self.avg_length = tokens / chunks if chunks else 1.0
 
 
-def documents_holding(query: Query, terms: Collection[str], filters: Filters) -> dict[str, int]:
-    """How many documents the filters allow have a chunk holding each term, in any
-    field (one indexed query per term: its chunks' document ids, counted once each)."""
+def documents_holding(
+    query: Query, terms: Collection[str], filters: Filters
+) -> dict[str, dict[str, int]]:
+    """Per term, per source: how many documents the filters allow have a chunk holding
+    it, in any field (one indexed query per term: its chunks' document ids, counted once
+    each)."""
     where, args = filter_sql(filters)
     sql = (
-        "SELECT count(DISTINCT c.doc_id) FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid"
-        " JOIN documents d ON d.id = c.doc_id WHERE chunks_fts MATCH ?"
-        + (f" AND {where}" if where else "")
+        "SELECT d.source, count(DISTINCT c.doc_id) FROM chunks_fts f"
+        " JOIN chunks c ON c.rowid = f.rowid JOIN documents d ON d.id = c.doc_id"
+        " WHERE chunks_fts MATCH ?" + (f" AND {where}" if where else "") + " GROUP BY d.source"
     )
-    return {t: int(query(sql, [fts_phrase((t,)), *args])[0][0]) for t in terms}
+    return {t: dict(query(sql, [fts_phrase((t,)), *args])) for t in terms}
 
 
 def allowed_terms(query: Query, found: list[SimilarTerm], filters: Filters) -> list[SimilarTerm]:

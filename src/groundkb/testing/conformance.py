@@ -450,12 +450,12 @@ class StoreConformance:
         store.write(*make_doc("b", "apple", title="Tree", source="t"))
         store.write(*make_doc("c", "pear", title="Fruit"))
         assert store.documents_holding(["apple", "fruit", "pie", "nothing"]) == {
-            "apple": 2,  # three chunks, two documents
-            "fruit": 2,
-            "pie": 1,
-            "nothing": 0,
+            "apple": {"s": 1, "t": 1},  # three chunks, two documents
+            "fruit": {"s": 2},
+            "pie": {"s": 1},
+            "nothing": {},
         }
-        assert store.documents_holding(["apple"], Filters(sources=("t",))) == {"apple": 1}
+        assert store.documents_holding(["apple"], Filters(sources=("t",))) == {"apple": {"t": 1}}
         assert store.documents_holding([]) == {}
 
     def test_similar_terms_are_nearest_first_then_by_term(self, store: Store) -> None:
