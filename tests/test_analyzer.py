@@ -343,6 +343,8 @@ def test_a_name_that_only_sets_the_context_leaves_the_question() -> None:
         "what is Orbit": "what is Orbit",
         "orbital mechanics in Orbit": "orbital mechanics",
         "sign in with SSO on the Orbit CLI": "sign in with SSO on the CLI",
+        "add a member in Orbit without the CLI": "add a member without the CLI",
+        "deploy on the server with a dry run": "deploy on the server with a dry run",
     }
     for question, left in cases.items():
         assert without_context(question, ["orbit"]) == left, question

@@ -225,18 +225,29 @@ def request_text(query: str) -> str:
 
 
 # "In Orbit, how do I …", "… in Orbit?", "… with the Orbit CLI": where a word only sets
-# the context of a question. Said of a word (the product's name) that nearly every
-# document of the index holds, it tells no page from another and makes a question about
-# something else look covered (``Searcher._context_free``).
+# the context of a question. Where the word names a product (nearly every document of
+# some sources holds it), it is no evidence and says which sources are asked
+# (``Searcher._context_free``).
 _CONTEXT = r"(?:in|on|with|using|for|from|via|through|inside|within)"
 _NAMED = rf"(?!{_CONTEXT}\b)(?P<name>[^\W_]+)(?:['’]s)?"  # "sign on with the Orbit CLI"
+# what may follow a phrase that names the product at a clause's end ("… in Orbit
+# without the CLI"), rather than the thing the name qualifies ("the Orbit web app")
+_AFTER_CONTEXT = (
+    rf"(?:{_CONTEXT}|without|and|or|but|to|so|if|when|while|because|by|at|into|of|as)\b"
+)
+_WORD_AFTER = rf"(?!{_AFTER_CONTEXT})[^\W_]"
 _CONTEXT_PATTERNS = (
     # "In Orbit, …", "Orbit: …": an opening that only names it
     re.compile(rf"^\W*(?:{_CONTEXT}\s+(?:the\s+)?)?{_NAMED}\s*[,:]\s*", re.I),
-    # "… in Orbit?", "… using the Orbit, please": a phrase naming only it, at a clause's end
-    re.compile(rf"[\s,]*\b{_CONTEXT}\s+(?:the\s+)?{_NAMED}(?=\s*(?:[,.;:!?)]|$))", re.I),
+    # "… in Orbit?", "… using the Orbit, please", "… in Orbit without …": a phrase naming
+    # only it, at a clause's end
+    re.compile(
+        rf"[\s,]*\b{_CONTEXT}\s+(?:the\s+)?{_NAMED}"
+        rf"(?=\s*(?:[,.;:!?)]|$)|\s+{_AFTER_CONTEXT})",
+        re.I,
+    ),
     # "… in the Orbit web app", "… with the Orbit CLI": it names what follows
-    re.compile(rf"(?P<keep>\b{_CONTEXT}\s+(?:the\s+)?){_NAMED}\s+(?=[^\W_])", re.I),
+    re.compile(rf"(?P<keep>\b{_CONTEXT}\s+(?:the\s+)?){_NAMED}\s+(?={_WORD_AFTER})", re.I),
 )
 
 

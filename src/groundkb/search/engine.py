@@ -692,11 +692,13 @@ def _named_sources(
     held: Mapping[str, int], documents: Mapping[str, int], share: float, least: int
 ) -> frozenset[str]:
     """The sources a word names: each of at least ``least`` documents, ``share`` of
-    them holding the word, while at most 1 - ``share`` of the other sources' documents
-    do; none when there are no such sources."""
+    them holding the word, while no other source mostly holds it and at most 1 -
+    ``share`` of the other sources' documents do ("server" is in every operation of
+    one API and in three quarters of another's: it names neither); none when there are
+    no such sources."""
     named = frozenset(s for s, n in documents.items() if n >= least and held.get(s, 0) >= share * n)
-    if not named:
-        return named
-    rest = sum(n for s, n in documents.items() if s not in named)
-    held_rest = sum(held.get(s, 0) for s in documents if s not in named)
-    return named if held_rest <= (1 - share) * rest else frozenset()
+    others = [s for s in documents if s not in named]
+    if not named or any(2 * held.get(s, 0) > documents[s] for s in others):
+        return frozenset()
+    rest = sum(documents[s] for s in others)
+    return named if sum(held.get(s, 0) for s in others) <= (1 - share) * rest else frozenset()
