@@ -38,7 +38,7 @@ embeds every chunk: minutes on 2 cores) and reused; ``--fresh`` rebuilds them.
 
     apt-get update && apt-get install -y python3-doc git-doc
     python benchmarks/python_docs_verdicts.py [--site python|git|flask] [--modes keyword,hybrid]
-        [--fresh] [--json FILE]
+        [--fresh] [--json FILE] [--ask-end WORDS]
 """
 
 from __future__ import annotations
@@ -126,14 +126,14 @@ def unpack(archive: Path) -> Path:
     return folder / "docs"
 
 
-def score(kb: KnowledgeBase, questions: list[dict[str, Any]]) -> dict[str, Any]:
+def score(kb: KnowledgeBase, questions: list[dict[str, Any]], end: str = "") -> dict[str, Any]:
     confusion: Counter[str] = Counter()
     right = answered = answered_right = false = 0
     hit1: list[float] = []
     hit5: list[float] = []
     rows = []
     for q in questions:
-        r = kb.search(q["query"], limit=5)
+        r = kb.search(f"{q['query'].rstrip('?. ')} {end}" if end else q["query"], limit=5)
         pages = [page(h.doc_id) for h in r.hits]
         relevant = set(q["relevant"])
         top_ok = bool(pages) and pages[0] in relevant
@@ -171,6 +171,12 @@ def main() -> int:
     ap.add_argument("--fresh", action="store_true", help="crawl and index again")
     ap.add_argument("--verbose", action="store_true", help="print every wrong verdict")
     ap.add_argument("--json", type=Path, help="default: results/{python,git}_docs_verdicts.json")
+    ap.add_argument(
+        "--ask-end",
+        default="",
+        help="words to end every question with, {product} standing for the site's "
+        "('in {product}': '… in Python'); the verdicts must not change",
+    )
     args = ap.parse_args()
     site = SITES[args.site]
     if site.archive is not None:
@@ -188,7 +194,8 @@ def main() -> int:
         embedder = "none" if mode == "keyword" else "minilm"
         settings = Settings(embedder=embedder, retrieval=mode, fallback_p95_ms=1e12)
         with KnowledgeBase.open(db, settings, create=False) as kb:
-            out[mode] = score(kb, questions)
+            end = args.ask_end.replace("{product}", args.site.capitalize())
+            out[mode] = score(kb, questions, end)
         summary = {k: v for k, v in out[mode].items() if k != "rows"}
         print(mode, summary, flush=True)
         if args.verbose:

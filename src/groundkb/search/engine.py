@@ -314,7 +314,8 @@ class Searcher:
     def _context_free(self, text: str, filters: Filters) -> tuple[str, Filters]:
         """``text`` without the words that only set its context (``without_context``)
         and name a product: nearly every document (``ubiquitous_share``) of some sources
-        holds the word, and few documents of the others do. On one product's docs the
+        holds the word, and few of the others' do (``_named_sources``). On one product's
+        docs the
         name says nothing about which page answers, and would make a question about
         something else look covered; among several products' docs it says which is
         meant, so the search is narrowed to their sources ("in Stripe, how do I refund a
