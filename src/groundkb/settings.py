@@ -180,10 +180,10 @@ SETTINGS: tuple[Setting, ...] = (
         "ubiquitous_share",
         float,
         0.8,
-        "A word this share of some sources' documents hold, and at most 1 - this share of "
-        "the others' (a product's name), where it only sets a question's context (\"in "
-        'Orbit, how do I …") is no evidence and narrows the search to those sources; 0 '
-        "keeps it a word.",
+        "A word this share of some sources' documents hold, while no other source mostly "
+        "holds it and at most 1 - this share of the others' documents do (a product's "
+        'name), where it only sets a question\'s context ("in Orbit, how do I …"), is no '
+        "evidence and narrows the search to those sources; 0 keeps it a word.",
     ),
     Setting(
         "ubiquitous_min_docs",

@@ -310,16 +310,16 @@ class Searcher:
             return None
         return self._current().completion(word)
 
-    # --------------------------------------------------------------- semantic
+    # ---------------------------------------------------------------- context
     def _context_free(self, text: str, filters: Filters) -> tuple[str, Filters]:
         """``text`` without the words that only set its context (``without_context``)
         and name a product: nearly every document (``ubiquitous_share``) of some sources
-        holds the word, and few of the others' do (``_named_sources``). On one product's
-        docs the
-        name says nothing about which page answers, and would make a question about
-        something else look covered; among several products' docs it says which is
-        meant, so the search is narrowed to their sources ("in Stripe, how do I refund a
-        payment" asks Stripe's docs for "how do I refund a payment")."""
+        holds the word, and few of the others' do (``_named_sources``). On one
+        product's docs the name says nothing about which page answers, and would make a
+        question about something else look covered; among several products' docs it
+        says which is meant, so the search is narrowed to their sources ("in Stripe, how
+        do I refund a payment" asks Stripe's docs for "how do I refund a payment").
+        Counted over the sources ``filters`` allow and the caller may read."""
         d = self._current()
         share = self.settings.ubiquitous_share
         documents = {
@@ -357,6 +357,7 @@ class Searcher:
             filters = replace(filters, sources=tuple(sorted(sources)))
         return said, filters
 
+    # --------------------------------------------------------------- semantic
     def _semantic(self, text: str, filters: Filters, limit: int) -> PendingVectors:
         """Start finding the vector candidates of ``text`` in the background (hybrid and
         vector modes), or say why the search is keyword-only."""
