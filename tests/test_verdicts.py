@@ -13,12 +13,14 @@ import pytest
 from click.testing import CliRunner
 
 from groundkb import KnowledgeBase, SearchResult, Settings
+from groundkb.answer.tooloutput import compact_search
 from groundkb.errors import ConfigError
 from groundkb.evaluate_verdicts import evaluate_verdicts, read_questions
 from groundkb.search.meaning import group_meanings
 from groundkb.search.verdict import Logistic, model_from_settings
 from groundkb.serve.cli import cli
 from groundkb.serve.render import search_text
+from groundkb.serve.schemas import search_out
 from groundkb.store.base import DocSummary, KeywordMatch
 
 from .conftest import EXAMPLES
@@ -457,7 +459,9 @@ def test_the_product_name_where_it_only_sets_the_context_is_no_evidence(
             ("how do I invite a teammate", "how do I invite a teammate with the Nimbus CLI"),
             ("how do I bake bread", "how do I bake bread in Nimbus"),
         ]:
-            _assert_same_search(kb.search(plain), kb.search(asked), asked)
+            got = kb.search(asked)
+            _assert_same_search(kb.search(plain), got, asked)
+            assert got.asked_of == ()  # the only product: nothing to narrow
         assert kb.search("how do I bake bread in Nimbus").verdict.kind == "no_match"
         # the name as what is asked about stays
         assert "nimbus" in kb.search("does Nimbus rotate keys by itself").terms
@@ -472,6 +476,11 @@ def test_the_product_name_where_it_only_sets_the_context_is_no_evidence(
         got = kb.search(asked)
         _assert_same_search(kb.search("how do I rotate an API key?", source="nimbus"), got, asked)
         assert {h.source for h in got.hits} == {"nimbus"}
+        # and says so, in every shell
+        assert got.asked_of == ("nimbus",) and both.asked_of == ()
+        assert "asked of: nimbus (named in the question)" in search_text(got)
+        assert search_out(got).asked_of == ["nimbus"]
+        assert "asked_of" not in compact_search(search_out(both).model_dump(mode="json"))
         # a filter that leaves the named product out keeps the question as asked, and
         # so do two products named
         assert "nimbus" in kb.search(asked, source="stratus").terms

@@ -212,6 +212,9 @@ class SearchResult:
     suggestions: tuple[str, ...] = ()
     corrected_query: str = ""
     terms: tuple[str, ...] = ()
+    # the sources a question was asked of because it named their product where it only
+    # set the context ("in Stripe, how do I …" among several APIs); () when it named none
+    asked_of: tuple[str, ...] = ()
     multi_intent: bool = False
     mode: str = "keyword"
     took_ms: float = 0.0

@@ -75,6 +75,7 @@ _SHARED_FIELDS = ("source", "type")
 _DEFAULT_OMITTED = {
     "suggestions": [],
     "corrected_query": "",
+    "asked_of": [],
     "multi_intent": False,
     "fallback": "",
     "notice": "",

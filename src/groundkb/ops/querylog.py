@@ -207,6 +207,8 @@ def search_line(
     )
     if result.corrected_query:
         line["corrected_query"] = redact(result.corrected_query)
+    if result.asked_of:
+        line["asked_of"] = list(result.asked_of)
     if result.multi_intent:
         line["multi_intent"] = True
     return line

@@ -199,8 +199,9 @@ class Searcher:
         # what the query vector is made of
         try:
             # "In Orbit, how do I …": the question without the name, asked of Orbit's docs
-            text, filters = self._context_free(text, filters)
-            request = request_text(text)
+            text, narrowed = self._context_free(text, filters)
+            asked_of = narrowed.sources if narrowed is not filters else ()
+            filters, request = narrowed, request_text(text)
             command, commands = None, None
             if not filters.types or "command" in filters.types:
                 commands = self.commands_for(filters, derived)
@@ -220,7 +221,7 @@ class Searcher:
                     result = replace(parts, notice=result.notice)
         finally:
             self._local.derived = outer
-        result = replace(result, query=query.strip(), hits=monotone(result.hits))
+        result = replace(result, query=query.strip(), hits=monotone(result.hits), asked_of=asked_of)
         took = (time.perf_counter() - started) * 1000
         log.debug(
             "search %r -> %s (%s) %d hits in %.1f ms",

@@ -46,6 +46,8 @@ def search_text(result: SearchResult) -> str:
         lines.append(f"note: {result.notice}")
     if result.corrected_query:
         lines.append(f"corrected: {result.corrected_query}")
+    if result.asked_of:
+        lines.append(f"asked of: {', '.join(result.asked_of)} (named in the question)")
     titles = {o.title for o in v.options}
     if result.suggestions and not (v.kind == "clarify" and set(result.suggestions) <= titles):
         lines.append("did you mean: " + " | ".join(result.suggestions))  # not the options again

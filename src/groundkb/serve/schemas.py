@@ -175,6 +175,12 @@ class SearchOut(_Out):
         default_factory=list, description="Did-you-mean or clarification candidates."
     )
     corrected_query: str = ""
+    asked_of: list[str] = Field(
+        default_factory=list,
+        description="The sources the question was asked of because it named their product "
+        '("in Stripe, how do I …" among several products\' docs); empty when it named '
+        "none.",
+    )
     terms: list[str] = Field(
         default_factory=list,
         description="The query's normalized terms; over MCP only with explain=true.",

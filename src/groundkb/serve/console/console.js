@@ -160,6 +160,8 @@ function renderVerdict(r) {
     h("p", {}, v.message));
   if (r.notice) box.append(h("p", { class: "notice" }, "Note: " + r.notice));
   if (r.corrected_query) box.append(h("p", {}, "Corrected to: ", h("code", {}, r.corrected_query)));
+  if (r.asked_of && r.asked_of.length)
+    box.append(h("p", {}, "Asked of " + r.asked_of.join(", ") + " (named in the question)"));
   if (v.options && v.options.length) {
     box.append(h("div", {}, "Options:", h("ul", { class: "chips", "aria-label": "Options" },
       v.options.map((o) => h("li", {}, docLink(o.doc_id, r.terms, o.label || o.title))))));
