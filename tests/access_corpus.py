@@ -21,6 +21,7 @@ HEAD = """\
 db = "kb.db"
 embedder = "none"
 retrieval = "keyword"
+ubiquitous_min_docs = 1
 """
 SOURCES = """
 [[sources]]

@@ -122,7 +122,8 @@ def test_a_word_only_hidden_sources_hold_is_unknown_to_the_caller(kb: KnowledgeB
     answer tells the caller that some hidden document mentions it."""
     bob = kb.reader(BOB)
     for hidden, unseen in (("zanzibar", "quokkas"), ("bluefin", "narwhal"), ("payroll", "gerbil")):
-        for template in ("{}", "{} vacation", "expense reports {}"):
+        # "… in zanzibar": a word that names a hidden source names nothing to the caller
+        for template in ("{}", "{} vacation", "expense reports {}", "expense reports in {}"):
             a, b = bob.search(template.format(hidden)), bob.search(template.format(unseen))
             assert (a.verdict.kind, a.verdict.reason) == (b.verdict.kind, b.verdict.reason)
             assert [h.doc_id for h in a.hits] == [h.doc_id for h in b.hits]

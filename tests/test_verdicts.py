@@ -16,6 +16,7 @@ from groundkb import KnowledgeBase, SearchResult, Settings
 from groundkb.answer.tooloutput import compact_search
 from groundkb.errors import ConfigError
 from groundkb.evaluate_verdicts import evaluate_verdicts, read_questions
+from groundkb.search.engine import _named_sources
 from groundkb.search.meaning import group_meanings
 from groundkb.search.verdict import Logistic, model_from_settings
 from groundkb.serve.cli import cli
@@ -492,6 +493,24 @@ def test_the_product_name_where_it_only_sets_the_context_is_no_evidence(
     ) as kb:
         assert kb.ingest(docs, source="nimbus").ok
         assert "nimbus" in kb.search("how do I rotate an API key in Nimbus?").terms
+
+
+def test_a_word_names_the_sources_nearly_all_of_whose_documents_hold_it() -> None:
+    """Counts measured on eight APIs' docs in one index: "github" names GitHub (all of
+    its 1,223 operations, a third of DigitalOcean's, few of the rest); "server" names
+    nothing (all of DigitalOcean's 659, but three quarters of Kubernetes' 845); a
+    source too small to count is never named."""
+    documents = {"digitalocean": 659, "github": 1223, "kubernetes": 845, "stripe": 417}
+    github = {"digitalocean": 218, "github": 1223, "kubernetes": 6}
+    server = {"digitalocean": 659, "github": 50, "kubernetes": 641, "stripe": 2}
+    assert _named_sources(github, documents, 0.8, 20) == {"github"}
+    assert _named_sources(server, documents, 0.8, 20) == frozenset()
+    assert _named_sources({"stripe": 417}, documents, 0.8, 500) == frozenset()
+    everywhere = dict(documents)  # one product's docs
+    assert _named_sources(everywhere, documents, 0.8, 20) == set(documents)
+    # many sources each holding it in part: a common word, not a name
+    common = {"digitalocean": 659, "github": 500, "kubernetes": 400, "stripe": 200}
+    assert _named_sources(common, documents, 0.8, 20) == frozenset()
 
 
 def _assert_same_search(want: SearchResult, got: SearchResult, asked: str) -> None:
