@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from mcp import Client
 
 from groundkb import KnowledgeBase, SearchResult, Settings
 from groundkb.answer.tooloutput import compact_search
@@ -20,6 +21,7 @@ from groundkb.search.engine import _named_sources
 from groundkb.search.meaning import group_meanings
 from groundkb.search.verdict import Logistic, model_from_settings
 from groundkb.serve.cli import cli
+from groundkb.serve.mcp import build_server
 from groundkb.serve.render import search_text
 from groundkb.serve.schemas import search_out
 from groundkb.store.base import DocSummary, KeywordMatch
@@ -493,6 +495,34 @@ def test_the_product_name_where_it_only_sets_the_context_is_no_evidence(
     ) as kb:
         assert kb.ingest(docs, source="nimbus").ok
         assert "nimbus" in kb.search("how do I rotate an API key in Nimbus?").terms
+
+
+@pytest.mark.anyio
+async def test_an_agent_asking_in_a_products_name_gets_that_products_pages_over_mcp(
+    tmp_path: Path,
+) -> None:
+    """Over a real MCP session: "… in Nimbus?" on two products' docs answers from
+    Nimbus's pages and says it asked them; the plain question says nothing of it."""
+    settings = Settings(db=str(tmp_path / "kb.db"), embedder="none", ubiquitous_min_docs=1)
+    other = {f"s{i}.md": f"# Stratus topic {i}\n\nStratus stores file {i}.\n" for i in range(8)}
+    other["s0.md"] = "# Rotate API keys\n\nStratus rotates every API key each month.\n"
+    with KnowledgeBase.open(settings=settings) as kb:
+        assert kb.ingest(write_pages(tmp_path / "nimbus", _NIMBUS), source="nimbus").ok
+        assert kb.ingest(write_pages(tmp_path / "stratus", other), source="stratus").ok
+        async with Client(build_server(kb)) as client:
+            named = payload(
+                await client.call_tool(
+                    "search_knowledge", {"query": "how do I rotate an API key in Nimbus?"}
+                )
+            )
+            plain = payload(
+                await client.call_tool("search_knowledge", {"query": "how do I rotate an API key?"})
+            )
+    assert named["asked_of"] == ["nimbus"]
+    assert named["hits"][0]["doc_id"] == "keys"
+    shared = named.get("every_hit", {}).get("source")  # said once when every hit has it
+    assert {h.get("source", shared) for h in named["hits"]} == {"nimbus"}
+    assert "asked_of" not in plain
 
 
 def test_a_word_names_the_sources_nearly_all_of_whose_documents_hold_it() -> None:

@@ -321,17 +321,18 @@ class Searcher:
         says which is meant, so the search is narrowed to their sources ("in Stripe, how
         do I refund a payment" asks Stripe's docs for "how do I refund a payment").
         Counted over the sources ``filters`` allow and the caller may read."""
-        d = self._current()
         share = self.settings.ubiquitous_share
+        stop = self.analyzer.stop_words
+        # most questions set no context: three regular expressions and nothing more
+        words = {w: stem(w) for w in context_words(text) if w not in stop and not w.isdigit()}
+        if share <= 0 or not words:
+            return text, filters
+        d = self._current()
         documents = {
             s: n for s, n in d.documents.items() if not filters.sources or s in filters.sources
         }
         big = [n for n in documents.values() if n >= self.settings.ubiquitous_min_docs]
-        if share <= 0 or not big:
-            return text, filters
-        stop = self.analyzer.stop_words
-        words = {w: stem(w) for w in context_words(text) if w not in stop and not w.isdigit()}
-        if not words:
+        if not big:
             return text, filters
         # a document that holds a word has a chunk that does: the chunk counts (cached
         # already for most words) rule most words out before documents are counted
