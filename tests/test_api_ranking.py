@@ -20,6 +20,7 @@ from groundkb.analyze.text import stem
 from groundkb.apinames import (
     change_verb,
     first_word,
+    operation_fit,
     operation_kind,
     path_resources,
     resource_key,
@@ -221,6 +222,10 @@ def test_a_request_for_a_change_is_told_from_a_question_about_state() -> None:
         "is this podcast already in my library",
         "how many labels can one task have",
         "history of actions on a volume",  # a noun first: no verb to go by
+        # nouns that are also a verb's other forms: a request names its verb's base form
+        "details about an artist",
+        "logs of my app",
+        "invoices of a customer",
         "available API groups",
         "search messages",
         "look up a user by email",
@@ -248,6 +253,23 @@ def test_a_read_weighs_less_when_the_question_asks_for_a_change() -> None:
     # a first word that names a resource of the index is a noun here ("issue history")
     assert operation_factor(("issue", "history"), get, False, weights, index) == 1.0
     assert Settings().api_read_factor < 1.0
+
+
+def test_a_question_for_all_of_a_resource_asks_for_no_single_one() -> None:
+    one = _summary(
+        "d:GET /v2/projects/{project_id}", "Retrieve an Existing Project", "read", "projects_get"
+    )
+    many = _summary("d:GET /v2/projects", "List All Projects", "list", "projects_list")
+    index = ApiIndex.build([one, many])
+    weights = ApiWeights(kind_boost=0.5, resource=1.0, parent=1.0, superseded=1.0)
+    everything = ("show", "all", "my", "projects")
+    assert operation_factor(everything, many, False, weights, index) == 1.5
+    assert operation_factor(everything, one, False, weights, index) == 1.0
+    for question in (("show", "my", "project"), ("show", "a", "project")):
+        assert operation_factor(question, one, False, weights, index) == 1.5, question
+    # "show all my projects" reads many; one project is still what "get a project" asks
+    assert operation_fit(everything, "/v2/projects", "list").many
+    assert not operation_fit(("get", "a", "project"), "/v2/projects/{id}", "read").many
 
 
 def _forget_lexicon() -> None:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .analyze.lexicon import english_verbs
+from .analyze.lexicon import base_verb
 from .analyze.text import STOP_WORDS, singular
 
 HTTP_METHODS: tuple[str, ...] = (
@@ -327,9 +327,10 @@ _READ_VERBS = frozenset(
 
 def change_verb(tokens: Sequence[str]) -> str:
     """The verb of a request for a change, when the question is one: its first word after
-    a frame ("how do I", "can we", "please") that an English lexicon knows as a verb and
-    that does not read ("close an issue" → ``close``; "list the users", "which users…",
-    "account history" → ''; see ``lexicon.english_verbs``). A question that opens with a
+    a frame ("how do I", "can we", "please") that an English lexicon knows as a verb in
+    its base form and that does not read ("close an issue" → ``close``; "list the users",
+    "which users…", "account history", "logs of my app" → ''; see
+    ``lexicon.base_verb``). A question that opens with a
     question word asks about state ("is this podcast saved?"); "how" only frames a
     request when "do", "can", "to" or "should" follows."""
     words = [t.lower() for t in tokens]
@@ -350,7 +351,8 @@ def change_verb(tokens: Sequence[str]) -> str:
         return "" if phrase in ("read", "list") else lead
     if lead in _READ_VERBS or verb_kind(lead) in ("read", "list", "search"):
         return ""
-    return lead if lead in english_verbs() else ""
+    # a request opens with the base form: "details about an artist" asks to read
+    return lead if base_verb(lead) else ""
 
 
 def noun_forms(word: str) -> tuple[str, ...]:
@@ -428,6 +430,7 @@ class OperationFit:
     unnamed_parents: int  # enclosing resources the question does not name
     whole: bool = False  # ...by its whole name, not only its last words
     on_parent: bool = False  # the asked verb's object is an enclosing resource
+    many: bool = False  # it names the resource in the plural and asks for a list
 
 
 def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
@@ -457,13 +460,9 @@ def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFi
     asked = set(_asked(tokens))
     resources = _path_resources(path)
     naming = nouns.naming(resources[-1]) if resources else ""
-    if (
-        naming
-        and kind == "list"
-        and nouns.names_resource(resources[-1]) == "plural"
-        and not asked & {"create", "update", "delete"}  # "delete all pods" is no list
-    ):
-        asked.add("list")
+    plural = bool(naming) and nouns.names_resource(resources[-1]) == "plural"
+    if plural and kind == "list" and not asked & {"create", "update", "delete"}:
+        asked.add("list")  # "delete all pods" is no list
     parents = sum(1 for r in resources[:-1] if not nouns.names_resource(r))
     if naming == "verb":  # the verb names the action resource: asked for, by name
         return OperationFit(True, True, parents, True)
@@ -471,7 +470,10 @@ def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFi
     on_parent = (
         not naming and bool(obj) and any(query_nouns(obj).names_resource(r) for r in resources[:-1])
     )
-    return OperationFit(kind in asked, bool(naming), parents, naming == "whole", on_parent)
+    many = plural and "list" in asked
+    if many:
+        asked.discard("read")  # "show all my projects" reads many, not one
+    return OperationFit(kind in asked, bool(naming), parents, naming == "whole", on_parent, many)
 
 
 @lru_cache(maxsize=256)

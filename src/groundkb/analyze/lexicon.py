@@ -101,6 +101,13 @@ def english_verbs() -> frozenset[str]:
     return _verbs().forms
 
 
+def base_verb(word: str) -> bool:
+    """Whether ``word`` is a verb as a request names it: its base form ("close",
+    "set"), not another form ("details", "logs", "sent"), which opens a question as a
+    noun far more often. False without the lexicon."""
+    return word in _verbs().regular
+
+
 @cache
 def english_words() -> frozenset[str]:
     """Every form of a noun, verb, adjective or adverb the lexicon knows, lower case

@@ -287,7 +287,8 @@ def operation_factor(
     # "create a customer": an operation that creates something under the customer
     # creates, but not what was asked for (an action named by the verb still is)
     asked = fit.kind and not fit.on_parent
-    if not asked and index is not None:
+    # "show all my projects" reads many: reading one is not what it asks for
+    if not asked and index is not None and not (fit.many and doc.operation_kind == "read"):
         actions = index.asked_actions(tokens) & index.actions.get(doc.id, frozenset())
         asked = bool(actions - _CRUD if fit.on_parent else actions)
         if not asked and doc.operation_kind == "create" and fit.whole:
