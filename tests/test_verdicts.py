@@ -543,6 +543,28 @@ def test_a_word_names_the_sources_nearly_all_of_whose_documents_hold_it() -> Non
     assert _named_sources(common, documents, 0.8, 20) == frozenset()
 
 
+def test_a_greeting_or_a_word_about_the_asker_before_the_question_is_no_evidence(
+    tmp_path: Path,
+) -> None:
+    """ "Quick question: …", "Hi, I'm new here. How do I …": the question from its
+    request on, the same hits and verdict. Before, "question", "new" or "work" found
+    whatever page says them, and an out-of-scope question asked so looked covered."""
+    docs = write_pages(tmp_path / "nimbus", _NIMBUS)
+    with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
+        assert kb.ingest(docs, source="nimbus").ok
+        for plain, asked in [
+            ("how do I rotate an API key?", "Quick question: how do I rotate an API key?"),
+            ("How do I invite a teammate?", "Hi, I'm new here. How do I invite a teammate?"),
+            ("export a workspace", "We just started using the new plan. Export a workspace"),
+            ("how do I bake bread", "Sorry if this is obvious, but how do I bake bread"),
+        ]:
+            got = kb.search(asked)
+            _assert_same_search(kb.search(plain), got, asked)
+        assert kb.search("Quick question: how do I bake bread").verdict.kind == "no_match"
+        # a sentence the request points back at stays part of the question
+        assert "export" in kb.search("The export failed. How do I retry it?").terms
+
+
 def _assert_same_search(want: SearchResult, got: SearchResult, asked: str) -> None:
     """``got`` (for the question ``asked``) has ``want``'s terms, hits and verdict."""
     assert got.query == asked

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import ConfigError
-from .lexicon import lemma
+from .lexicon import base_verb, lemma
 
 TOKENIZER_VERSION = "words-v4-singular"
 
@@ -222,6 +222,67 @@ def request_text(query: str) -> str:
     to archive a project" → "archive a project"; "list users via the API" → "list
     users"); the query itself when nothing is left."""
     return _asking(query).rest
+
+
+# "Quick question: how do I …", "Hi there, I have a question. How do I …", "I'm new to
+# Orbit. How do I …", "Sorry if this is obvious, but how do I …": sentences before the
+# request that ask for nothing. A boundary ends a sentence, a clause before "but" or
+# "so", or an opening before a colon or a dash.
+_BOUNDARY = re.compile(r"[.!?;:]+\s+|\s+[-–—]+\s+|,\s*(?:but|so)\s+", re.IGNORECASE)
+_OPENERS = frozenset(
+    """how what which where when why who whom whose is are am was were do does did can
+    could should would will shall may might must has have""".split()  # noqa: SIM905
+)
+# words that point back at a sentence before: "… How do I get a new one?" needs it
+_POINTING = frozenset(
+    """it its they them their theirs this these those he she him her one ones""".split()  # noqa: SIM905
+)
+
+
+def _opens_request(segment: str) -> bool:
+    """Whether ``segment`` asks for something: it opens with a question word, the words
+    that frame a request ("how do I", "I want to", "please"), words that ask for an
+    operation, a command or a page, or a verb in its base form ("add a member"); or it
+    ends with a question mark."""
+    tokens = tokenize(segment)
+    if not tokens:
+        return False
+    if segment.rstrip().endswith("?") or tokens[0] in _OPENERS or base_verb(tokens[0]):
+        return True
+    framing = _FRAMING.match(segment)
+    return bool(framing and tokenize(framing.group())) or bool(_ASKING_FOR_ONE.match(segment))
+
+
+@functools.lru_cache(maxsize=256)
+def without_preamble(query: str) -> str:
+    """``query`` from its request on, when sentences that ask for nothing come first
+    ("Quick question: how do I add a member?" → "how do I add a member?"; "I'm new to
+    Orbit. How do I invite people?" → "How do I invite people?"). A greeting, an
+    apology or a word about the asker says nothing about the docs wanted, and as clauses
+    "question", "new" or "work" found whatever page says them. The query stays whole
+    when a sentence before the request asks something itself, when the request points
+    back at a sentence before it ("The link expired. How do I get a new one?"), when it
+    has no words of its own ("… What should I do?"), or when the opening is one word
+    before a colon or dash ("kubectl: list pods" names what is asked about)."""
+    start = 0
+    for boundary in _BOUNDARY.finditer(query):
+        segment = query[start : boundary.start()]
+        words = tokenize(segment)
+        if _opens_request(segment) or segment.rstrip().endswith("?"):
+            return query
+        if len(words) == 1 and boundary.group().strip()[:1] in ":-–—":
+            return query  # a label: "kubectl: …"
+        start = boundary.end()
+        rest = query[start:]
+        # after an opening of words before a colon ("Quick question: …") anything may follow
+        if not (_opens_request(rest) or boundary.group().strip() == ":"):
+            continue
+        request = tokenize(request_text(rest))
+        content = [w for w in request if w not in STOP_WORDS]
+        if not content or (_POINTING & set(request) and len(content) <= 2):
+            return query  # "… What should I do?", "… How do I get a new one?"
+        return rest
+    return query
 
 
 # "In Orbit, how do I …", "… in Orbit?", "… with the Orbit CLI": where a word only sets

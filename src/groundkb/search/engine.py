@@ -46,6 +46,7 @@ from ..analyze.text import (
     stem,
     tokenize,
     without_context,
+    without_preamble,
 )
 from ..errors import InvalidInput
 from ..models import Filters, Hit, SearchResult
@@ -198,6 +199,8 @@ class Searcher:
         # a page, an endpoint or a command, is what names a command or two topics and
         # what the query vector is made of
         try:
+            # "Quick question: how do I …": the question from its request on
+            text = without_preamble(text)
             # "In Orbit, how do I …": the question without the name, asked of Orbit's docs
             text, narrowed = self._context_free(text, filters)
             asked_of = narrowed.sources if narrowed is not filters else ()
