@@ -93,9 +93,12 @@ class Question:
 
 # Set by --ask: words put before every request ("which endpoint should I use to"); a
 # question that opens with a question word is asked as it is. Set by --ask-end: words
-# put after every question ("via the API"), its closing punctuation dropped.
+# put after every question ("via the API"), its closing punctuation dropped. Set by
+# --before: a sentence put before every question, whatever it opens with ("Quick
+# question:", "I'm new to {product}.").
 ASK = ""
 ASK_END = ""
+BEFORE = ""
 _QUESTION_OPENERS = frozenset(
     {"how", "what", "which", "who", "where", "when", "why", "is", "are", "can", "could"}
     | {"do", "does", "should", "i", "my"}
@@ -119,13 +122,13 @@ def product_of(spec: str) -> str:
 def asked(query: str, product: str = "") -> str:
     """``query`` as --ask words it: "refund a payment" → "which endpoint should I use to
     refund a payment"; ``product`` stands for "{product}" in them."""
-    ask, end = (w.replace("{product}", product) for w in (ASK, ASK_END))
+    ask, end, before = (w.replace("{product}", product) for w in (ASK, ASK_END, BEFORE))
     if end:
         query = f"{query.rstrip('?. ')} {end}"
     first = query.split(maxsplit=1)[0].lower() if query.strip() else ""
-    if not ask or first in _QUESTION_OPENERS:
-        return query
-    return f"{ask} {query[:1].lower()}{query[1:]}"
+    if ask and first not in _QUESTION_OPENERS:
+        query = f"{ask} {query[:1].lower()}{query[1:]}"
+    return f"{before} {query}" if before else query
 
 
 def questions(api: str) -> list[Question]:
@@ -430,10 +433,16 @@ def main() -> int:
     ap.add_argument(
         "--ask-end", default="", help="words to put after every request ('in {product}')"
     )
+    ap.add_argument(
+        "--before",
+        default="",
+        help="a sentence to put before every question, whatever it opens with ('Quick "
+        "question:', \"I'm new to {product}.\")",
+    )
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    global ASK, ASK_END
-    ASK, ASK_END = args.ask.strip(), args.ask_end.strip()
+    global ASK, ASK_END, BEFORE
+    ASK, ASK_END, BEFORE = args.ask.strip(), args.ask_end.strip(), args.before.strip()
     if args.questions is not None:
         for api, (spec, asked) in list(APIS.items()):
             other = args.questions / asked.name

@@ -5,8 +5,8 @@ folder of another checkout, e.g. ``git worktree add /tmp/base HEAD~3``):
 
 - ``verdicts.py``: the Orbit verdict set, the Kubernetes/Twilio API questions and the
   BEIR sets, keyword and hybrid (verdicts and nDCG@10);
-- ``api_questions.py``: the held-out API questions, both batches, each API alone and
-  all eight in one index;
+- ``api_questions.py``: the held-out API questions, all three batches, each API alone
+  and all eight in one index;
 - ``python_docs_verdicts.py``: the Python docs and Git's manual (each skipped with a
   message when its Debian package is missing) and Flask's docs (vendored; an older code
   base that cannot read reStructuredText searches the index this code built).
@@ -19,8 +19,8 @@ changed.
 
     python benchmarks/before_after.py --base /tmp/base/src --out /tmp/stop
 
-``--only verdicts,api1`` runs a subset; ``--compare`` only prints the table of an
-earlier run.
+``--only verdicts,api1`` runs a subset (api2, api3: the second and third batches);
+``--compare`` only prints the table of an earlier run.
 """
 
 from __future__ import annotations
@@ -47,6 +47,15 @@ RUNS: dict[str, list[str]] = {
         "base",
         "--questions",
         str(HERE / "data" / "api_questions_2"),
+        "--out",
+        "{out}",
+    ],
+    "api3": [
+        "api_questions.py",
+        "--label",
+        "base",
+        "--questions",
+        str(HERE / "data" / "api_questions_3"),
         "--out",
         "{out}",
     ],
@@ -100,7 +109,8 @@ def compare(before: Path, after: Path) -> Iterator[str]:
                 parts = "; ".join(f"{k} {_change(x[k], y.get(k))}" for k in keys)
                 yield f"- {mode} {name}: {parts}"
         yield ""
-    for file, title in (("api1", "held-out API batch 1"), ("api2", "held-out API batch 2")):
+    batches = (("api1", "batch 1"), ("api2", "batch 2"), ("api3", "batch 3"))
+    for file, title in ((f, f"held-out API {t}") for f, t in batches):
         b, a = _load(before / f"{file}.json"), _load(after / f"{file}.json")
         if not (b and a):
             continue

@@ -38,7 +38,7 @@ embeds every chunk: minutes on 2 cores) and reused; ``--fresh`` rebuilds them.
 
     apt-get update && apt-get install -y python3-doc git-doc
     python benchmarks/python_docs_verdicts.py [--site python|git|flask] [--modes keyword,hybrid]
-        [--fresh] [--json FILE] [--ask-end WORDS]
+        [--fresh] [--json FILE] [--ask-end WORDS] [--before WORDS]
 """
 
 from __future__ import annotations
@@ -126,14 +126,17 @@ def unpack(archive: Path) -> Path:
     return folder / "docs"
 
 
-def score(kb: KnowledgeBase, questions: list[dict[str, Any]], end: str = "") -> dict[str, Any]:
+def score(
+    kb: KnowledgeBase, questions: list[dict[str, Any]], end: str = "", before: str = ""
+) -> dict[str, Any]:
     confusion: Counter[str] = Counter()
     right = answered = answered_right = false = 0
     hit1: list[float] = []
     hit5: list[float] = []
     rows = []
     for q in questions:
-        r = kb.search(f"{q['query'].rstrip('?. ')} {end}" if end else q["query"], limit=5)
+        query = f"{q['query'].rstrip('?. ')} {end}" if end else q["query"]
+        r = kb.search(f"{before} {query}" if before else query, limit=5)
         pages = [page(h.doc_id) for h in r.hits]
         relevant = set(q["relevant"])
         top_ok = bool(pages) and pages[0] in relevant
@@ -177,6 +180,12 @@ def main() -> int:
         help="words to end every question with, {product} standing for the site's "
         "('in {product}': '… in Python'); the verdicts must not change",
     )
+    ap.add_argument(
+        "--before",
+        default="",
+        help="a sentence to put before every question ('Quick question:', \"I'm new to "
+        '{product}.")',
+    )
     args = ap.parse_args()
     site = SITES[args.site]
     if site.archive is not None:
@@ -194,8 +203,9 @@ def main() -> int:
         embedder = "none" if mode == "keyword" else "minilm"
         settings = Settings(embedder=embedder, retrieval=mode, fallback_p95_ms=1e12)
         with KnowledgeBase.open(db, settings, create=False) as kb:
-            end = args.ask_end.replace("{product}", args.site.capitalize())
-            out[mode] = score(kb, questions, end)
+            product = args.site.capitalize()
+            end = args.ask_end.replace("{product}", product)
+            out[mode] = score(kb, questions, end, args.before.replace("{product}", product))
         summary = {k: v for k, v in out[mode].items() if k != "rows"}
         print(mode, summary, flush=True)
         if args.verbose:

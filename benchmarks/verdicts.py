@@ -190,11 +190,19 @@ def main() -> int:
     ap.add_argument(
         "--ask-end", default="", help="words to put after every question of the verdict sets"
     )
+    ap.add_argument(
+        "--before",
+        default="",
+        help="a sentence to put before every question, whatever it opens with",
+    )
     args = ap.parse_args()
     OVERRIDES.update(parse_overrides(args.set))
     api_questions.ASK = args.ask.strip()
     api_questions.ASK_END = args.ask_end.strip()
-    if (OVERRIDES or args.ask or args.ask_end) and args.out == HERE / "results" / "verdicts.json":
+    api_questions.BEFORE = args.before.strip()
+    if (
+        OVERRIDES or args.ask or args.ask_end or args.before
+    ) and args.out == HERE / "results" / "verdicts.json":
         raise SystemExit("--set, --ask: name an --out, the report keeps the default settings")
     wanted = {s for s in args.sets.split(",") if s}
     out: dict[str, Any] = {}
