@@ -314,6 +314,11 @@ def test_words_that_only_frame_a_request_are_no_clause() -> None:
         "export tasks step by step": ["export", "tasks"],
         "how do I create a branch? thanks!": ["create", "branch"],
         "list users via the API, thank you": ["list", "users"],
+        # the words a message closes with, however many
+        "how do I create a branch? Thanks in advance!": ["create", "branch"],
+        "create a branch? Any help is appreciated.": ["create", "branch"],
+        "create a branch. I'd appreciate your help. Cheers": ["create", "branch"],
+        "create a branch, thank you so much for your help": ["create", "branch"],
     }.items():
         assert [c.original for c in a.parse(question).clauses] == clauses, question
     # a question that only ends so keeps its opening, as asked without those words
@@ -324,6 +329,7 @@ def test_words_that_only_frame_a_request_are_no_clause() -> None:
     assert [c.original for c in a.parse("via the API").clauses] == ["via", "api"]
     assert a.parse("list users, thanks").asked == ("list", "users")
     assert request_text("refund a payment?") == "refund a payment?"  # punctuation stays
+    assert request_text("delete the thanks page") == "delete the thanks page"
     assert request_text("is it possible to archive a project") == "archive a project"
 
 

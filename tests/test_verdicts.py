@@ -546,9 +546,10 @@ def test_a_word_names_the_sources_nearly_all_of_whose_documents_hold_it() -> Non
 def test_a_greeting_or_a_word_about_the_asker_before_the_question_is_no_evidence(
     tmp_path: Path,
 ) -> None:
-    """ "Quick question: …", "Hi, I'm new here. How do I …": the question from its
-    request on, the same hits and verdict. Before, "question", "new" or "work" found
-    whatever page says them, and an out-of-scope question asked so looked covered."""
+    """ "Quick question: …", "Hi, I'm new here. How do I …", "… Thanks in advance!":
+    the question from its request on, without the words it closes with: the same hits
+    and verdict. Before, "question", "new", "work" or "advance" found whatever page says
+    them, and an out-of-scope question asked so looked covered."""
     docs = write_pages(tmp_path / "nimbus", _NIMBUS)
     with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
         assert kb.ingest(docs, source="nimbus").ok
@@ -557,6 +558,8 @@ def test_a_greeting_or_a_word_about_the_asker_before_the_question_is_no_evidence
             ("How do I invite a teammate?", "Hi, I'm new here. How do I invite a teammate?"),
             ("export a workspace", "We just started using the new plan. Export a workspace"),
             ("how do I bake bread", "Sorry if this is obvious, but how do I bake bread"),
+            ("how do I rotate an API key?", "how do I rotate an API key? Thanks in advance!"),
+            ("export a workspace", "Export a workspace. Any help is appreciated."),
         ]:
             got = kb.search(asked)
             _assert_same_search(kb.search(plain), got, asked)

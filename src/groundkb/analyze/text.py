@@ -162,12 +162,22 @@ _FRAMING = re.compile(
 # "… via the API", "… using the REST API", "… with the CLI", "… from the command line",
 # "… programmatically": the same kind of answer asked for at the end of a question; and
 # "… step by step", "… please", "… thanks", which ask for nothing.
+# The words a message closes with: "please", "thanks in advance", "any help is
+# appreciated", "I'd appreciate your help", "cheers", "best regards".
+_CLOSER = (
+    r"(?:please|(?:many\s+)?thanks|thank\s+you|thx|cheers|(?:best\s+|kind\s+)?regards"
+    r"|(?:much\s+)?appreciated"
+    r"|(?:any\s+)?help\s+(?:is\s+|would\s+be\s+)?(?:much\s+|greatly\s+|really\s+)?appreciated"
+    r"|(?:(?:i|we)(?:\s+would|['’]d)?\s+)?(?:really\s+|greatly\s+)?appreciate"
+    r"\s+(?:any|your|the|some)\s+help)"
+    r"(?:\s+(?:so\s+much|a\s+lot|very\s+much|in\s+advance|for\s+(?:your|any|the)\s+help))*"
+)
 _ASKED_AT_END = re.compile(
     r"(?:[\s,]+(?:via|using|with|through|over|from|in|on)\s+(?:(?:the|an?|your|our)\s+)?"
     r"(?:(?:(?:rest|http|web|public)\s+)?(?:apis?|endpoints?|api\s+calls?)"
     r"|cli|command[\s-]+line|terminal|shell)"
     r"|[\s,]+(?:programmatically|step[\s-]+by[\s-]+step))?"
-    r"(?:[\s,.!?]+(?:please|thanks|thank\s+you|thx|cheers))?\W*$",
+    rf"(?:[\s,.!?]+{_CLOSER})*\W*$",
     re.IGNORECASE,
 )
 
