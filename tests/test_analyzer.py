@@ -284,6 +284,12 @@ def test_words_that_only_frame_a_request_are_no_clause() -> None:
         "trying to rotate keys": (["rotate", "keys"], ("rotate", "keys")),
         "tell me how I can rotate keys": (["rotate", "keys"], ("rotate", "keys")),
         "what should I do to enable SSO": (["enable", "sso"], ("enable", "sso")),
+        # the words a request is asked in before "how to"
+        "I'm trying to figure out how to rotate keys": (["rotate", "keys"], ("rotate", "keys")),
+        "do you know how to rotate keys": (["rotate", "keys"], ("rotate", "keys")),
+        "any idea how to rotate keys?": (["rotate", "keys"], ("rotate", "keys")),
+        "I was wondering how I can rotate keys": (["rotate", "keys"], ("rotate", "keys")),
+        "is there any way I can rotate keys": (["rotate", "keys"], ("rotate", "keys")),
         # framing, then asking for an operation: both are no clause
         "can you tell me which endpoint refunds a payment": (
             ["refunds", "payment"],
@@ -300,6 +306,7 @@ def test_words_that_only_frame_a_request_are_no_clause() -> None:
             ("help", "help"),
             ("best practices for webhooks", "best"),
             ("where is the config file", "config"),
+            ("history of how to rotate keys", "history"),
             ("the gateway to the cluster", "gateway"),
         ],
     )

@@ -133,10 +133,20 @@ _WAY = (
 )
 _MODAL = r"(?:do|does|can|could|should|would|might|may|must)"
 _SUBJECT = r"(?:i|we|you|one|someone)"
-_WAY_TO = r"way\s+(?:for\s+(?:me|us)\s+)?to"
+_WAY_TO = r"way\s+(?:(?:for\s+(?:me|us)\s+)?to|(?:i|we|you)\s+(?:can|could|might|should))"
 _HOW = rf"how\s+(?:to|{_SUBJECT}\s+{_MODAL})"
+# The words a request is asked in before "how to": "I'm trying to figure out how to",
+# "do you know how to", "any idea how to", "I'm not sure how to", "I was wondering how I
+# can", "I'd like to know how to".
+_ASKED_IN = (
+    r"(?:i|i['’]m|i['’]d|im|we|we['’]re|we['’]d|you|do|does|did|any|an?|the|idea|ideas|know|not"
+    r"|don['’]t|dont|sure|wonder|wondering|was|were|am|are|trying|try|to|figure|figuring|out"
+    r"|find|learn|like|want|wanted|understand|curious|about|tell|me|us|show|please|could"
+    r"|can|would|hey|hi|so|just|really|still|unsure)"
+)
 _FRAMING = re.compile(
     r"^\W*(?:please\b[\s,]*)?(?:(?:"
+    rf"(?:{_ASKED_IN}[\s,]+)+{_HOW}|"
     rf"(?:how|where)\s+{_MODAL}\s+{_SUBJECT}(?:\s+go\s+about)?"
     r"|how\s+to"
     r"|is\s+it\s+(?:at\s+all\s+)?possible\s+to"
