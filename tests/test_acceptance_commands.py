@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from groundkb import KnowledgeBase
+from groundkb import KnowledgeBase, Settings
 from groundkb.errors import NotFound
+
+from .conftest import EXAMPLES
 
 
 def test_finds_command_by_exact_name(commands_kb: KnowledgeBase) -> None:
@@ -103,3 +107,25 @@ def test_words_asking_for_a_kind_of_answer_at_the_end_change_no_verdict(
     invented = commands_kb.search(f"helios get-users {ending}")
     assert invented.hits == ()
     assert invented.verdict.reason == "unknown_command"
+
+
+@pytest.mark.parametrize(
+    "asking", ["is there a doc on", "search the docs for", "find the docs about"]
+)
+def test_a_program_named_like_the_product_still_names_its_command(
+    tmp_path: Path, asking: str
+) -> None:
+    """On a product's own docs its name is in every document, so where it only sets the
+    context it is no evidence ("how do I list users in Helios"); before a command it is
+    the program's name: "is there a doc on helios get-users" asks about an invented
+    command, as "helios get-users" does."""
+    settings = Settings(embedder="none", ubiquitous_min_docs=1)
+    with KnowledgeBase.open(tmp_path / "kb.db", settings) as kb:
+        assert kb.ingest(EXAMPLES / "entries", source="commands").ok
+        in_every_document = kb.search("list users in Helios")
+        assert "helios" not in in_every_document.terms  # the name sets the context
+        invented = kb.search(f"{asking} helios get-users")
+        assert invented.hits == ()
+        assert invented.verdict.reason == "unknown_command"
+        exact = kb.search(f"{asking} helios gw users list, please")
+        assert exact.verdict.reason == "exact_command"

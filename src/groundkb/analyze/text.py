@@ -115,7 +115,9 @@ _ASKING_FOR_ONE = re.compile(
     rf"\s+(?:on|about|for|to|(?:that\s+)?{_PAGE_VERB})"
     rf"|(?:(?:the|an?|any)\s+)?{_PAGE_TEXT}\s+(?:on|about|to|that\s+{_PAGE_VERB})"
     rf"|(?:which|what|where)(?:'s|\s+is|\s+are)\s+the\s+{_PAGE_ASKED}"
-    rf"\s+(?:on|about|for|to|that\s+{_PAGE_VERB}))"
+    rf"\s+(?:on|about|for|to|that\s+{_PAGE_VERB})"
+    r"|(?:search|find|look\s+up|look\s+for|lookup|get|show\s+me)\s+(?:(?:in|through)\s+)?"
+    rf"(?:the\s+)?{_PAGE_ASKED}\s+(?:for|on|about|to))"
     r")\b",
     re.IGNORECASE,
 )
@@ -142,7 +144,10 @@ _ASKED_IN = (
     r"(?:i|i['’]m|i['’]d|im|we|we['’]re|we['’]d|you|do|does|did|any|an?|the|idea|ideas|know|not"
     r"|don['’]t|dont|sure|wonder|wondering|was|were|am|are|trying|try|to|figure|figuring|out"
     r"|find|learn|like|want|wanted|understand|curious|about|tell|me|us|show|please|could"
-    r"|can|would|hey|hi|so|just|really|still|unsure)"
+    r"|can|would|hey|hi|so|just|really|still|unsure"
+    # an agent's words: "search the docs for how to", "find documentation on how to"
+    r"|search|find|look|lookup|up|get|give|for|on|about|of|in|docs?|documentation|guides?"
+    r"|instructions?|steps|tutorials?|articles?|pages?|explanation|info|information)"
 )
 _FRAMING = re.compile(
     r"^\W*(?:please\b[\s,]*)?(?:(?:"
@@ -163,6 +168,7 @@ _FRAMING = re.compile(
     rf"|(?:tell\s+me|show\s+me|explain)\s+{_HOW}"
     r"|(?:i\s+|we\s+)?need\s+help\s+(?:with|to)"
     r"|what\s+are\s+the\s+steps\s+to"
+    r"|(?:the\s+)?(?:steps|instructions)\s+(?:to|for|on)(?:\s+how\s+to)?"
     r"|what\s+(?:do|should|must|can)\s+(?:i|we)\s+(?:need\s+to\s+|have\s+to\s+)?do\s+to"
     r")\b)?(?:[\s,]*please\b)?",
     re.IGNORECASE,
@@ -338,17 +344,35 @@ def context_words(query: str) -> set[str]:
     return {t for p in _CONTEXT_PATTERNS for m in p.finditer(query) for t in tokenize(m["name"])}
 
 
-def without_context(query: str, names: Collection[str]) -> str:
+_COMMAND_WORD = re.compile(r"[\w-]+")
+
+
+def without_context(
+    query: str, names: Collection[str], command: Callable[[str], bool] | None = None
+) -> str:
     """``query`` without ``names`` (tokens) where they only set its context: "In Orbit,
     how do I add a member?" → "how do I add a member?", "how do I list tasks in Orbit" →
     "how do I list tasks", "with the Orbit CLI" → "with the CLI". A name said any other
-    way stays ("how do I make Orbit send fewer emails")."""
+    way stays ("how do I make Orbit send fewer emails"), as does a name before words
+    that ``command`` says make a command with it ("is there a doc on orbit get-users")."""
 
     def drop(m: re.Match[str]) -> str:
         words = tokenize(m["name"])
         if not words or not all(w in names for w in words):
             return m[0]
-        return m.groupdict().get("keep") or ""
+        keep = m.groupdict().get("keep")
+        if keep is not None and command is not None:
+            after = []
+            for w in m.string[m.end() :].split():
+                word = w.rstrip(",.;:!?)")  # "get-users," ends the command
+                if not _COMMAND_WORD.fullmatch(word) or word.lower() in STOP_WORDS:
+                    break
+                after.append(word)
+                if word != w:
+                    break
+            if after and command(" ".join([m["name"], *after])):
+                return m[0]
+        return keep or ""
 
     for pattern in _CONTEXT_PATTERNS:
         query = pattern.sub(drop, query)

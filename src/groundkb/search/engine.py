@@ -355,7 +355,10 @@ class Searcher:
         if not names:
             return text, filters
         sources = frozenset.intersection(*names.values())
-        said = without_context(text, names)
+        # a program's name that starts a command stays: "is there a doc on orbit
+        # get-users" asks about the command `orbit get-users`
+        commands = self.commands_for(filters, d)
+        said = without_context(text, names, commands.is_command_shaped)
         if not sources or not tokenize(said):
             return text, filters  # two products named, or nothing else asked
         if sources != documents.keys():
