@@ -547,16 +547,16 @@ def test_a_greeting_or_a_word_about_the_asker_before_the_question_is_no_evidence
     tmp_path: Path,
 ) -> None:
     """ "Quick question: …", "Hi, I'm new here. How do I …", "… Thanks in advance!":
-    the question from its request on, without the words it closes with: the same hits
-    and verdict. Before, "question", "new", "work" or "advance" found whatever page says
-    them, and an out-of-scope question asked so looked covered."""
+    the question without the sentences that only converse and the words it closes
+    with: the same hits and verdict. Before, "question", "new" or "advance" found
+    whatever page says them, and an out-of-scope question asked so looked covered."""
     docs = write_pages(tmp_path / "nimbus", _NIMBUS)
     with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
         assert kb.ingest(docs, source="nimbus").ok
         for plain, asked in [
             ("how do I rotate an API key?", "Quick question: how do I rotate an API key?"),
             ("How do I invite a teammate?", "Hi, I'm new here. How do I invite a teammate?"),
-            ("export a workspace", "We just started using the new plan. Export a workspace"),
+            ("export a workspace", "Hello everyone, quick question: export a workspace"),
             ("how do I bake bread", "Sorry if this is obvious, but how do I bake bread"),
             ("how do I rotate an API key?", "how do I rotate an API key? Thanks in advance!"),
             ("export a workspace", "Export a workspace. Any help is appreciated."),
@@ -564,8 +564,9 @@ def test_a_greeting_or_a_word_about_the_asker_before_the_question_is_no_evidence
             got = kb.search(asked)
             _assert_same_search(kb.search(plain), got, asked)
         assert kb.search("Quick question: how do I bake bread").verdict.kind == "no_match"
-        # a sentence the request points back at stays part of the question
+        # a sentence with words of its own, or one the request points back at, stays
         assert "export" in kb.search("The export failed. How do I retry it?").terms
+        assert "plan" in kb.search("We are on the new plan. How do I export a workspace").terms
 
 
 def _assert_same_search(want: SearchResult, got: SearchResult, asked: str) -> None:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import ConfigError
-from .lexicon import base_verb, lemma
+from .lexicon import lemma
 
 TOKENIZER_VERSION = "words-v4-singular"
 
@@ -250,14 +250,21 @@ def request_text(query: str) -> str:
     return _asking(query).rest
 
 
-# "Quick question: how do I …", "Hi there, I have a question. How do I …", "I'm new to
-# Orbit. How do I …", "Sorry if this is obvious, but how do I …": sentences before the
-# request that ask for nothing. A boundary ends a sentence, a clause before "but" or
-# "so", or an opening before a colon or a dash.
+# "Quick question: how do I …", "Hi there, I have a question. How do I …", "Sorry if
+# this is obvious, but how do I …": sentences before the request that only converse. A
+# boundary ends a sentence, a clause before "but" or "so", or an opening before a colon
+# or a dash. A sentence only converses when every word of it is a stop word or one of
+# these: greetings, words about asking, apologies, thanks and fillers. A closed class of
+# English, not a corpus's words: "I have an image of my backyard." is what a question
+# is about, and so is every other sentence with a word outside it.
 _BOUNDARY = re.compile(r"[.!?;:]+\s+|\s+[-–—]+\s+|,\s*(?:but|so)\s+", re.IGNORECASE)
-_OPENERS = frozenset(
-    """how what which where when why who whom whose is are am was were do does did can
-    could should would will shall may might must has have""".split()  # noqa: SIM905
+_CONVERSING = frozenset(
+    """hi hello hey hiya howdy greetings morning afternoon evening good there everyone
+    everybody folks guys team quick simple short small little silly dumb stupid basic
+    new newbie noob question questions query ask asking asked wondering wonder curious sorry
+    apologies apologize bother bothering obvious hope hoping thanks thank advance
+    appreciate appreciated kindly ok okay well um uh yes yeah alright again first time
+    actually anyway still""".split()  # noqa: SIM905
 )
 # words that point back at a sentence before: "… How do I get a new one?" needs it
 _POINTING = frozenset(
@@ -265,50 +272,29 @@ _POINTING = frozenset(
 )
 
 
-def _opens_request(segment: str) -> bool:
-    """Whether ``segment`` asks for something: it opens with a question word, the words
-    that frame a request ("how do I", "I want to", "please"), words that ask for an
-    operation, a command or a page, or a verb in its base form ("add a member"); or it
-    ends with a question mark."""
-    tokens = tokenize(segment)
-    if not tokens:
-        return False
-    if segment.rstrip().endswith("?") or tokens[0] in _OPENERS or base_verb(tokens[0]):
-        return True
-    framing = _FRAMING.match(segment)
-    return bool(framing and tokenize(framing.group())) or bool(_ASKING_FOR_ONE.match(segment))
-
-
 @functools.lru_cache(maxsize=256)
 def without_preamble(query: str) -> str:
-    """``query`` from its request on, when sentences that ask for nothing come first
-    ("Quick question: how do I add a member?" → "how do I add a member?"; "I'm new to
-    Orbit. How do I invite people?" → "How do I invite people?"). A greeting, an
-    apology or a word about the asker says nothing about the docs wanted, and as clauses
-    "question", "new" or "work" found whatever page says them. The query stays whole
-    when a sentence before the request asks something itself, when the request points
-    back at a sentence before it ("The link expired. How do I get a new one?"), when it
-    has no words of its own ("… What should I do?"), or when the opening is one word
-    before a colon or dash ("kubectl: list pods" names what is asked about)."""
+    """``query`` from its request on, when sentences that only converse come first
+    ("Quick question: how do I add a member?" → "how do I add a member?"; "Hi there, I
+    have a question. My link expired" → "My link expired"). A greeting, an apology or a
+    word about asking says nothing about the docs wanted, and as clauses "question",
+    "quick" or "obvious" found whatever page says them. The query stays whole when what
+    follows points back at a sentence before it and has at most two words of its own,
+    or has no words of its own ("Hi. What should I do?")."""
     start = 0
     for boundary in _BOUNDARY.finditer(query):
-        segment = query[start : boundary.start()]
-        words = tokenize(segment)
-        if _opens_request(segment) or segment.rstrip().endswith("?"):
-            return query
-        if len(words) == 1 and boundary.group().strip()[:1] in ":-–—":
-            return query  # a label: "kubectl: …"
+        words = set(tokenize(query[start : boundary.start()]))
+        if not words & _CONVERSING or words - STOP_WORDS - _CONVERSING:
+            break  # "In S. cerevisiae, …" says nothing conversing
         start = boundary.end()
-        rest = query[start:]
-        # after an opening of words before a colon ("Quick question: …") anything may follow
-        if not (_opens_request(rest) or boundary.group().strip() == ":"):
-            continue
-        request = tokenize(request_text(rest))
-        content = [w for w in request if w not in STOP_WORDS]
-        if not content or (_POINTING & set(request) and len(content) <= 2):
-            return query  # "… What should I do?", "… How do I get a new one?"
-        return rest
-    return query
+    if not start:
+        return query
+    rest = query[start:]
+    request = tokenize(request_text(rest))
+    content = [w for w in request if w not in STOP_WORDS]
+    if not content or (_POINTING & set(request) and len(content) <= 2):
+        return query
+    return rest
 
 
 # "In Orbit, how do I …", "… in Orbit?", "… with the Orbit CLI": where a word only sets
