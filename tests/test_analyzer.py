@@ -359,6 +359,8 @@ def test_a_name_that_only_sets_the_context_leaves_the_question() -> None:
         "sign in with SSO on the Orbit CLI": "sign in with SSO on the CLI",
         "add a member in Orbit without the CLI": "add a member without the CLI",
         "deploy on the server with a dry run": "deploy on the server with a dry run",
+        "I'm new to Orbit. How do I add a member?": "I'm new. How do I add a member?",
+        "how do I move my tasks to Orbit": "how do I move my tasks",
     }
     for question, left in cases.items():
         assert without_context(question, ["orbit"]) == left, question

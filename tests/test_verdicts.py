@@ -551,12 +551,17 @@ def test_a_greeting_or_a_word_about_the_asker_before_the_question_is_no_evidence
     with: the same hits and verdict. Before, "question", "new" or "advance" found
     whatever page says them, and an out-of-scope question asked so looked covered."""
     docs = write_pages(tmp_path / "nimbus", _NIMBUS)
-    with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
+    with KnowledgeBase.open(
+        settings=Settings(db=str(tmp_path / "kb.db"), embedder="none", ubiquitous_min_docs=1)
+    ) as kb:
         assert kb.ingest(docs, source="nimbus").ok
         for plain, asked in [
             ("how do I rotate an API key?", "Quick question: how do I rotate an API key?"),
             ("How do I invite a teammate?", "Hi, I'm new here. How do I invite a teammate?"),
             ("export a workspace", "Hello everyone, quick question: export a workspace"),
+            # the product's name where it only sets the context, then a sentence that
+            # only converses
+            ("How do I invite a teammate?", "I'm new to Nimbus. How do I invite a teammate?"),
             ("how do I bake bread", "Sorry if this is obvious, but how do I bake bread"),
             ("how do I rotate an API key?", "how do I rotate an API key? Thanks in advance!"),
             ("export a workspace", "Export a workspace. Any help is appreciated."),

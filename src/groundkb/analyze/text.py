@@ -301,7 +301,7 @@ def without_preamble(query: str) -> str:
 # the context of a question. Where the word names a product (nearly every document of
 # some sources holds it), it is no evidence and says which sources are asked
 # (``Searcher._context_free``).
-_CONTEXT = r"(?:in|on|with|using|for|from|via|through|inside|within)"
+_CONTEXT = r"(?:in|on|with|using|for|from|via|through|inside|within|to)"
 _NAMED = rf"(?!{_CONTEXT}\b)(?P<name>[^\W_]+)(?:['’]s)?"  # "sign on with the Orbit CLI"
 # what may follow a phrase that names the product at a clause's end ("… in Orbit
 # without the CLI"), rather than the thing the name qualifies ("the Orbit web app")

@@ -199,10 +199,11 @@ class Searcher:
         # a page, an endpoint or a command, is what names a command or two topics and
         # what the query vector is made of
         try:
-            # "Quick question: how do I …": the question from its request on
+            # "Quick question: how do I …": the question without sentences that converse
             text = without_preamble(text)
             # "In Orbit, how do I …": the question without the name, asked of Orbit's docs
             text, narrowed = self._context_free(text, filters)
+            text = without_preamble(text)  # "I'm new to Orbit. How do I …"
             asked_of = narrowed.sources if narrowed is not filters else ()
             filters, request = narrowed, request_text(text)
             command, commands = None, None
