@@ -301,7 +301,7 @@ def without_preamble(query: str) -> str:
 # the context of a question. Where the word names a product (nearly every document of
 # some sources holds it), it is no evidence and says which sources are asked
 # (``Searcher._context_free``).
-_CONTEXT = r"(?:in|on|with|using|for|from|via|through|inside|within|to)"
+_CONTEXT = r"(?:in|on|with|using|for|from|via|through|inside|within)"
 _NAMED = rf"(?!{_CONTEXT}\b)(?P<name>[^\W_]+)(?:['’]s)?"  # "sign on with the Orbit CLI"
 # what may follow a phrase that names the product at a clause's end ("… in Orbit
 # without the CLI"), rather than the thing the name qualifies ("the Orbit web app")
@@ -321,6 +321,9 @@ _CONTEXT_PATTERNS = (
     ),
     # "… in the Orbit web app", "… with the Orbit CLI": it names what follows
     re.compile(rf"(?P<keep>\b{_CONTEXT}\s+(?:the\s+)?){_NAMED}\s+(?={_WORD_AFTER})", re.I),
+    # "I'm new to Orbit.", "… over to Twilio": "to" only where a sentence ends ("to send
+    # an SMS", "to log in" are verbs)
+    re.compile(rf"[\s,]*\bto\s+(?:the\s+)?{_NAMED}(?=\s*(?:[,.;:!?)]|$))", re.I),
 )
 
 
