@@ -337,6 +337,8 @@ def test_words_that_only_frame_a_request_are_no_clause() -> None:
     assert a.parse("list users, thanks").asked == ("list", "users")
     assert request_text("refund a payment?") == "refund a payment?"  # punctuation stays
     assert request_text("delete the thanks page") == "delete the thanks page"
+    assert request_text("which posts are appreciated") == "which posts are appreciated"
+    assert request_text("add a member. Much appreciated!") == "add a member"
     assert request_text("is it possible to archive a project") == "archive a project"
 
 

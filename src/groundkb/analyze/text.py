@@ -182,7 +182,7 @@ _FRAMING = re.compile(
 # appreciated", "I'd appreciate your help", "cheers", "best regards".
 _CLOSER = (
     r"(?:please|(?:many\s+)?thanks|thank\s+you|thx|cheers|(?:best\s+|kind\s+)?regards"
-    r"|(?:much\s+)?appreciated"
+    r"|much\s+appreciated"
     r"|(?:any\s+)?help\s+(?:is\s+|would\s+be\s+)?(?:much\s+|greatly\s+|really\s+)?appreciated"
     r"|(?:(?:i|we)(?:\s+would|['’]d)?\s+)?(?:really\s+|greatly\s+)?appreciate"
     r"\s+(?:any|your|the|some)\s+help)"
