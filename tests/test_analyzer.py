@@ -368,9 +368,9 @@ def test_a_name_that_only_sets_the_context_leaves_the_question() -> None:
         assert without_context(question, ["orbit"]) == left, question
 
 
-def test_sentences_before_the_request_that_only_converse_are_left_out() -> None:
-    """A greeting, an apology or a word about asking before the request says nothing
-    about the docs wanted. A sentence with any other word is part of the question, as is
+def test_sentences_around_the_request_that_only_converse_are_left_out() -> None:
+    """A greeting, an apology or a word about asking before or after the request says
+    nothing about the docs wanted. A sentence with any other word is part of the question, as is
     one the request points back at."""
     cases = {
         "Quick question: how do I add a member?": "how do I add a member?",
@@ -381,6 +381,9 @@ def test_sentences_before_the_request_that_only_converse_are_left_out() -> None:
         "Sorry if this is obvious, but how do I archive a project": "how do I archive a project",
         "Hello! add a member to a project": "add a member to a project",
         "Thanks. Where are the settings?": "Where are the settings?",
+        # and after it
+        "How do I add a member? I'm new here.": "How do I add a member",
+        "Hi. How do I add a member? Sorry if this is obvious.": "How do I add a member",
     }
     whole = [
         "I'm new to Orbit. How do I invite people?",  # "Orbit" is more than conversing
@@ -389,6 +392,7 @@ def test_sentences_before_the_request_that_only_converse_are_left_out() -> None:
         "Hi. How do I get a new one?",  # points back at nothing said: no request left
         "Hi. What should I do?",
         "How do I archive a project? I want to keep the tasks.",
+        "How do I add a member? We use Orbit at work.",
         "In S. cerevisiae, H2A.Z is deposited in euchromatin.",  # stop words only
         "kubectl: list pods",
         "Error: permission denied when pushing",

@@ -258,13 +258,13 @@ def request_text(query: str) -> str:
 # English, not a corpus's words: "I have an image of my backyard." is what a question
 # is about, and so is every other sentence with a word outside it.
 _BOUNDARY = re.compile(r"[.!?;:]+\s+|\s+[-–—]+\s+|,\s*(?:but|so)\s+", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?;]")  # what may end the request before a closing sentence
 _CONVERSING = frozenset(
     """hi hello hey hiya howdy greetings morning afternoon evening good there everyone
     everybody folks guys team quick simple short small little silly dumb stupid basic
     new newbie noob question questions query ask asking asked wondering wonder curious sorry
     apologies apologize bother bothering obvious hope hoping thanks thank advance
-    appreciate appreciated kindly ok okay well um uh yes yeah alright again first time
-    actually anyway still""".split()  # noqa: SIM905
+    appreciate appreciated kindly ok okay um uh yes yeah alright anyway""".split()  # noqa: SIM905
 )
 # words that point back at a sentence before: "… How do I get a new one?" needs it
 _POINTING = frozenset(
@@ -272,24 +272,37 @@ _POINTING = frozenset(
 )
 
 
+def _converses(sentence: str) -> bool:
+    """Whether every word of ``sentence`` is a stop word or converses, and one does."""
+    words = set(tokenize(sentence))
+    return bool(words & _CONVERSING) and not words - STOP_WORDS - _CONVERSING
+
+
 @functools.lru_cache(maxsize=256)
 def without_preamble(query: str) -> str:
-    """``query`` from its request on, when sentences that only converse come first
+    """``query`` without the sentences that only converse before and after its request
     ("Quick question: how do I add a member?" → "how do I add a member?"; "Hi there, I
-    have a question. My link expired" → "My link expired"). A greeting, an apology or a
+    have a question. My link expired" → "My link expired"; "How do I add a member? I'm
+    new here." → "How do I add a member"). A greeting, an apology or a
     word about asking says nothing about the docs wanted, and as clauses "question",
     "quick" or "obvious" found whatever page says them. The query stays whole when what
     follows points back at a sentence before it and has at most two words of its own,
     or has no words of its own ("Hi. What should I do?")."""
-    start = 0
-    for boundary in _BOUNDARY.finditer(query):
-        words = set(tokenize(query[start : boundary.start()]))
-        if not words & _CONVERSING or words - STOP_WORDS - _CONVERSING:
+    boundaries = list(_BOUNDARY.finditer(query))
+    start, end = 0, len(query)
+    for boundary in boundaries:
+        if not _converses(query[start : boundary.start()]):
             break  # "In S. cerevisiae, …" says nothing conversing
         start = boundary.end()
-    if not start:
+    for boundary in reversed(boundaries):  # "… ? I'm new here."; not "…, but don't do it"
+        if boundary.start() < start or not _SENTENCE_END.match(boundary.group()):
+            break
+        if not _converses(query[boundary.end() : end]):
+            break
+        end = boundary.start()
+    if (start, end) == (0, len(query)):
         return query
-    rest = query[start:]
+    rest = query[start:end]
     request = tokenize(request_text(rest))
     content = [w for w in request if w not in STOP_WORDS]
     if not content or (_POINTING & set(request) and len(content) <= 2):
