@@ -439,6 +439,29 @@ _NIMBUS = {
     "webhooks.md": "# Webhooks\n\nNimbus posts each event to the webhook URL you set.\n",
     "sso.md": "# Single sign-on\n\nConnect Nimbus to an identity provider over SAML.\n",
 }
+# another product's pages, one of them on the same topic as a Nimbus page
+_STRATUS = {f"s{i}.md": f"# Stratus topic {i}\n\nStratus stores file {i}.\n" for i in range(8)}
+_STRATUS["s0.md"] = "# Rotate API keys\n\nStratus rotates every API key each month.\n"
+
+
+@contextmanager
+def _nimbus_kb(tmp_path: Path) -> Iterator[KnowledgeBase]:
+    """Nimbus's pages, where a name in every document counts even on six pages."""
+    settings = Settings(db=str(tmp_path / "kb.db"), embedder="none", ubiquitous_min_docs=1)
+    with KnowledgeBase.open(settings=settings) as kb:
+        assert kb.ingest(write_pages(tmp_path / "nimbus", _NIMBUS), source="nimbus").ok
+        yield kb
+
+
+def _assert_asked_as_plainly(kb: KnowledgeBase, pairs: list[tuple[str, str]]) -> list[SearchResult]:
+    """Each (plain, asked) question pair gets the same terms, hits and verdict; the
+    results of the questions as asked."""
+    results = []
+    for plain, asked in pairs:
+        got = kb.search(asked)
+        _assert_same_search(kb.search(plain), got, asked)
+        results.append(got)
+    return results
 
 
 def test_the_product_name_where_it_only_sets_the_context_is_no_evidence(
@@ -450,29 +473,25 @@ def test_the_product_name_where_it_only_sets_the_context_is_no_evidence(
     for word. Among other products' docs it says which product is meant: the question
     is asked of that product's sources. Said any other way, or of a small source, the
     name stays a word of the question."""
-    settings = {"embedder": "none", "ubiquitous_min_docs": 1}
-    docs = write_pages(tmp_path / "nimbus", _NIMBUS)
-    with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), **settings)) as kb:
-        assert kb.ingest(docs, source="nimbus").ok
-        for plain, asked in [
-            ("how do I rotate an API key?", "In Nimbus, how do I rotate an API key?"),
-            ("how do I rotate an API key?", "how do I rotate an API key in Nimbus?"),
-            ("rotate an API key", "Nimbus: rotate an API key"),
-            ("how do I invite a teammate?", "Using Nimbus, how do I invite a teammate?"),
-            ("how do I invite a teammate", "how do I invite a teammate with the Nimbus CLI"),
-            ("how do I bake bread", "how do I bake bread in Nimbus"),
-        ]:
-            got = kb.search(asked)
-            _assert_same_search(kb.search(plain), got, asked)
-            assert got.asked_of == ()  # the only product: nothing to narrow
+    with _nimbus_kb(tmp_path) as kb:
+        asked_so = _assert_asked_as_plainly(
+            kb,
+            [
+                ("how do I rotate an API key?", "In Nimbus, how do I rotate an API key?"),
+                ("how do I rotate an API key?", "how do I rotate an API key in Nimbus?"),
+                ("rotate an API key", "Nimbus: rotate an API key"),
+                ("how do I invite a teammate?", "Using Nimbus, how do I invite a teammate?"),
+                ("how do I invite a teammate", "how do I invite a teammate with the Nimbus CLI"),
+                ("how do I bake bread", "how do I bake bread in Nimbus"),
+            ],
+        )
+        assert all(got.asked_of == () for got in asked_so)  # the only product: no narrowing
         assert kb.search("how do I bake bread in Nimbus").verdict.kind == "no_match"
         # the name as what is asked about stays
         assert "nimbus" in kb.search("does Nimbus rotate keys by itself").terms
         # Among another product's docs the name says which product is meant: the
         # question is asked of its source, without the name.
-        other = {f"s{i}.md": f"# Stratus topic {i}\n\nStratus stores file {i}.\n" for i in range(8)}
-        other["s0.md"] = "# Rotate API keys\n\nStratus rotates every API key each month.\n"
-        assert kb.ingest(write_pages(tmp_path / "stratus", other), source="stratus").ok
+        assert kb.ingest(write_pages(tmp_path / "stratus", _STRATUS), source="stratus").ok
         both = kb.search("how do I rotate an API key?")
         assert {h.source for h in both.hits} == {"nimbus", "stratus"}
         asked = "how do I rotate an API key in Nimbus?"
@@ -493,7 +512,7 @@ def test_the_product_name_where_it_only_sets_the_context_is_no_evidence(
     with KnowledgeBase.open(
         settings=Settings(db=str(tmp_path / "small.db"), embedder="none")
     ) as kb:
-        assert kb.ingest(docs, source="nimbus").ok
+        assert kb.ingest(write_pages(tmp_path / "small", _NIMBUS), source="nimbus").ok
         assert "nimbus" in kb.search("how do I rotate an API key in Nimbus?").terms
 
 
@@ -503,12 +522,8 @@ async def test_an_agent_asking_in_a_products_name_gets_that_products_pages_over_
 ) -> None:
     """Over a real MCP session: "… in Nimbus?" on two products' docs answers from
     Nimbus's pages and says it asked them; the plain question says nothing of it."""
-    settings = Settings(db=str(tmp_path / "kb.db"), embedder="none", ubiquitous_min_docs=1)
-    other = {f"s{i}.md": f"# Stratus topic {i}\n\nStratus stores file {i}.\n" for i in range(8)}
-    other["s0.md"] = "# Rotate API keys\n\nStratus rotates every API key each month.\n"
-    with KnowledgeBase.open(settings=settings) as kb:
-        assert kb.ingest(write_pages(tmp_path / "nimbus", _NIMBUS), source="nimbus").ok
-        assert kb.ingest(write_pages(tmp_path / "stratus", other), source="stratus").ok
+    with _nimbus_kb(tmp_path) as kb:
+        assert kb.ingest(write_pages(tmp_path / "stratus", _STRATUS), source="stratus").ok
         async with Client(build_server(kb)) as client:
             named = payload(
                 await client.call_tool(
@@ -543,19 +558,15 @@ def test_a_word_names_the_sources_nearly_all_of_whose_documents_hold_it() -> Non
     assert _named_sources(common, documents, 0.8, 20) == frozenset()
 
 
-def test_a_greeting_or_a_word_about_the_asker_before_the_question_is_no_evidence(
+def test_sentences_and_closings_that_only_converse_are_no_evidence(
     tmp_path: Path,
 ) -> None:
     """ "Quick question: …", "Hi, I'm new here. How do I …", "… Thanks in advance!":
     the question without the sentences that only converse and the words it closes
     with: the same hits and verdict. Before, "question", "new" or "advance" found
     whatever page says them, and an out-of-scope question asked so looked covered."""
-    docs = write_pages(tmp_path / "nimbus", _NIMBUS)
-    with KnowledgeBase.open(
-        settings=Settings(db=str(tmp_path / "kb.db"), embedder="none", ubiquitous_min_docs=1)
-    ) as kb:
-        assert kb.ingest(docs, source="nimbus").ok
-        for plain, asked in [
+    with _nimbus_kb(tmp_path) as kb:
+        pairs = [
             ("how do I rotate an API key?", "Quick question: how do I rotate an API key?"),
             ("How do I invite a teammate?", "Hi, I'm new here. How do I invite a teammate?"),
             ("export a workspace", "Hello everyone, quick question: export a workspace"),
@@ -565,9 +576,8 @@ def test_a_greeting_or_a_word_about_the_asker_before_the_question_is_no_evidence
             ("how do I bake bread", "Sorry if this is obvious, but how do I bake bread"),
             ("how do I rotate an API key?", "how do I rotate an API key? Thanks in advance!"),
             ("export a workspace", "Export a workspace. Any help is appreciated."),
-        ]:
-            got = kb.search(asked)
-            _assert_same_search(kb.search(plain), got, asked)
+        ]
+        _assert_asked_as_plainly(kb, pairs)
         assert kb.search("Quick question: how do I bake bread").verdict.kind == "no_match"
         # a sentence with words of its own, or one the request points back at, stays
         assert "export" in kb.search("The export failed. How do I retry it?").terms
