@@ -13,6 +13,7 @@ from groundkb.analyze.text import (
     plural_forms,
     request_text,
     singular_forms,
+    spelling_variants,
     stem,
     tokenize,
     without_context,
@@ -403,3 +404,23 @@ def test_sentences_around_the_request_that_only_converse_are_left_out() -> None:
         assert without_preamble(question) == left, question
     for question in whole:
         assert without_preamble(question) == question, question
+
+
+def test_a_word_spelled_the_other_way_british_or_american() -> None:
+    pairs = {
+        "organisation": "organization",
+        "authorised": "authorized",
+        "analyse": "analyze",
+        "colour": "color",
+        "behaviours": "behaviors",
+        "centre": "center",
+        "cancelled": "canceled",
+        "catalogue": "catalog",
+        "licence": "license",
+    }
+    for uk, us in pairs.items():
+        assert us in spelling_variants(uk), uk
+        assert uk in spelling_variants(us), us
+    # endings only: a short word or one without those endings has no other spelling
+    assert spelling_variants("tour") == spelling_variants("process") == ()
+    assert "cancellled" not in spelling_variants("cancelled")

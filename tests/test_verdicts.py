@@ -431,6 +431,52 @@ def test_a_typo_is_one_edit_from_an_indexed_word_never_two(tmp_path: Path) -> No
             assert r.verdict.kind != "answer", question
 
 
+def test_a_word_the_docs_write_as_two_is_split(tmp_path: Path) -> None:
+    """ "noninteractive" finds the page that says "non-interactive", in a question of
+    any length; a word whose parts the docs never write side by side ("paperwall":
+    paper, wall) stays unknown, so the question is no match, and so does an English
+    word the docs lack ("wallpaper")."""
+    pages = {
+        "batch.md": "# Batch mode\n\nRun Acme in non-interactive mode from a script.\n\n"
+        "## Exit codes\n\nIn non-interactive mode Acme exits with 2 on a warning.\n",
+        "walls.md": "# Walls\n\nA wall groups the boards of one team.\n",
+        "paper.md": "# Paper size\n\nPrint a board on A4 paper.\n",
+        "boards.md": "# Boards\n\nEvery wall and board can be printed on paper.\n",
+    }
+    with pages_kb(tmp_path, pages) as kb:
+        r = kb.search("how can my script run acme in noninteractive mode without prompts")
+        assert r.hits[0].doc_id == "batch"
+        assert "non interactive" in r.corrected_query
+        for question in ("print a paperwall", "print a desktop wallpaper"):
+            r = kb.search(question)
+            assert r.verdict.kind == "no_match" and r.corrected_query == "", question
+            assert r.signals["known"] < 0.5 and r.signals["typo"] == 0.0, question
+
+
+def test_british_and_american_spellings_of_a_word_are_one_word(tmp_path: Path) -> None:
+    """Docs in American English answer "colour" and "organisation" as they answer
+    "color" and "organization" (and the other way round), as the word itself: no
+    did-you-mean, and the word counts as known, not as a typo."""
+    pages = {
+        "colors.md": "# Label colors\n\nPick a color for each label in the label settings.\n",
+        "orgs.md": "# Rename an organization\n\nOwners rename an organization in its settings.\n",
+        "fav.md": "# Favourite boards\n\nStar a board to add it to your favourites.\n",
+        "boards.md": "# Boards\n\nA board shows the cards of one project.\n",
+    }
+    with pages_kb(tmp_path, pages) as kb:
+        for question, page in (
+            ("change the colour of a label", "colors"),
+            ("rename my organisation", "orgs"),
+            ("list my favorite boards", "fav"),
+        ):
+            r = kb.search(question)
+            assert r.hits[0].doc_id == page, question
+            assert r.corrected_query == "", question
+            plain = kb.search(question.replace("colour", "color").replace("organis", "organiz"))
+            assert r.signals["known"] == plain.signals["known"], question
+            assert r.signals["typo"] == 0.0 and r.verdict.kind == plain.verdict.kind, question
+
+
 _NIMBUS = {
     "keys.md": "# Rotate API keys\n\nIn Nimbus an admin rotates an API key on the Keys page.\n",
     "invite.md": "# Invite teammates\n\nNimbus emails each teammate an invitation link.\n",

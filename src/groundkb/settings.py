@@ -191,7 +191,12 @@ SETTINGS: tuple[Setting, ...] = (
         20,
         "Sources of fewer documents are never named so (a few pages still differ by it).",
     ),
-    Setting("typo_correction", bool, True, "Correct query words missing from the index."),
+    Setting(
+        "typo_correction",
+        bool,
+        True,
+        "Correct query words missing from the index (a typo, a word the docs write as two).",
+    ),
     Setting("typo_max_terms", int, 4, "Correct typos only in queries of this many words."),
     Setting("bm25_k1", float, 1.5, "BM25 term-frequency saturation."),
     Setting("bm25_b", float, 0.75, "BM25 length normalization."),

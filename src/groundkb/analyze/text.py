@@ -690,6 +690,53 @@ def _with_inflections(clause: Clause, inflections: Callable[[str], Sequence[str]
     return Clause(word, (first, *more))
 
 
+# British and American spellings of one word: each rule is (ending, other ending),
+# applied both ways. The endings of English spelling, not words: organise / organize,
+# analyse / analyze, colour / color, centre / center, cancelled / canceled, catalogue /
+# catalog, licence / license.
+_SPELLINGS: tuple[tuple[str, str], ...] = (
+    *((f"is{e}", f"iz{e}") for e in ("e", "es", "ed", "ing", "ation", "ations", "er", "ers")),
+    *((f"ys{e}", f"yz{e}") for e in ("e", "es", "ed", "ing")),
+    *((f"our{e}", f"or{e}") for e in ("", "s", "ed", "ing", "ite", "ites", "able", "ful")),
+    ("tre", "ter"),
+    ("tres", "ters"),
+    # the l doubled after the unstressed -el or -al of the word (cancelled, labelled,
+    # signalled), not after a stressed vowel: filled is no filed, polled no poled
+    *((f"{v}ll{e}", f"{v}l{e}") for v in ("e", "a") for e in ("ed", "ing", "er", "ers")),
+    ("ogue", "og"),
+    ("ogues", "ogs"),
+    ("ence", "ense"),
+)
+
+
+def _spelling_table() -> dict[str, tuple[str, ...]]:
+    table: dict[str, list[str]] = {}
+    for a, b in _SPELLINGS:
+        table.setdefault(a, []).append(b)
+        table.setdefault(b, []).append(a)
+    return {ending: tuple(others) for ending, others in table.items()}
+
+
+_SPELLING_TABLE = _spelling_table()
+_SPELLING_LENGTHS = sorted({len(e) for e in _SPELLING_TABLE}, reverse=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def spelling_variants(word: str) -> tuple[str, ...]:
+    """The word spelled the other way, British or American ("organisation" →
+    organization, "canceled" → cancelled), by its ending; () for a word of under five
+    letters or none of those endings. A variant need not be a word: the caller keeps
+    the ones the index holds."""
+    if len(word) < 5 or not word.isalpha():
+        return ()
+    out: list[str] = []
+    for k in _SPELLING_LENGTHS:
+        others = _SPELLING_TABLE.get(word[-k:])
+        if others is not None and len(word) - k >= 2:
+            out += (word[:-k] + other for other in others)
+    return tuple(dict.fromkeys(v for v in out if v != word))
+
+
 def canonical_phrase(clauses: Sequence[Clause]) -> tuple[str, ...]:
     """The query as one phrase, after rewrites and typo fixes: each clause's first form."""
     return tuple(t for c in clauses for t in c.alternatives[0].tokens)

@@ -43,6 +43,7 @@ from ..analyze.text import (
     context_words,
     other_forms,
     request_text,
+    spelling_variants,
     stem,
     tokenize,
     without_context,
@@ -84,6 +85,10 @@ log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = bounds.MAX_QUERY_CHARS
 DF_CACHE_TERMS = 100_000  # document frequencies kept between index changes (_df)
+_WORD = re.compile(r"[^\W\d_]+")  # a run of letters: a word the question may respell
+# A word the index lacks is split into two indexed words each in this many chunks or
+# more (one chunk is as likely a typo of the docs as the term).
+SPLIT_MIN_CHUNKS = 2
 EMPTY_INDEX = "the index is empty: run `groundkb ingest` or `groundkb sync`"
 
 
@@ -242,10 +247,16 @@ class Searcher:
         the other forms of its verbs (those the index holds)."""
         d = self._current()
         parsed = self._present_forms(self.analyzer.parse(text, d.known_terms, forms))
-        if not self.settings.typo_correction or len(parsed.clauses) > self.settings.typo_max_terms:
-            # In a long question an unknown word is more likely a real word the docs do
-            # not use than a typo; "correcting" it adds noise (measured on the eval sets).
-            return parsed, ""
+        if respelled := self._respelled(parsed):
+            # the same words as the docs spell them, for everything that reads the question
+            text = _WORD.sub(lambda m: respelled.get(m.group(0).lower(), m.group(0)), text)
+            parsed = self._present_forms(self.analyzer.parse(text, d.known_terms, forms))
+        # In a long question an unknown word is more likely a real word the docs do not
+        # use than a typo; "correcting" it adds noise (measured on the eval sets). A word
+        # written as one that the docs write as two is no guess: split at any length.
+        typos = (
+            self.settings.typo_correction and len(parsed.clauses) <= self.settings.typo_max_terms
+        )
         clauses: list[Clause] = []
         corrections: dict[str, str] = {}
         df = self._df(parsed)
@@ -254,11 +265,17 @@ class Searcher:
                 clauses.append(clause)
                 continue
             word = clause.original
-            fixed = self._correct(word) if " " not in word else None
-            if fixed is None and clause is parsed.clauses[-1] and not _is_flag(word, text):
+            fixed = self._correct(word) if typos and " " not in word else None
+            last = clause is parsed.clauses[-1]
+            if fixed is None and typos and last and not _is_flag(word, text):
                 fixed = self._complete(word)
             if fixed is None:
-                clauses.append(clause)
+                split = self._split(word) if self.settings.typo_correction else None
+                if split is not None:
+                    corrections[word] = " ".join(split)
+                    clauses.append(Clause(word, (Alternative(split, "typo"),)))
+                else:
+                    clauses.append(clause)
                 continue
             corrections[word] = fixed
             # the word the index has, not its other forms
@@ -268,7 +285,50 @@ class Searcher:
         corrected = ""
         if corrections:
             corrected = " ".join(corrections.get(t, t) for t in parsed.tokens)
-        return replace(parsed, clauses=tuple(clauses), phrase=canonical_phrase(clauses)), corrected
+        parsed = replace(parsed, clauses=tuple(clauses), phrase=canonical_phrase(clauses))
+        return parsed, corrected
+
+    def _respelled(self, parsed: ParsedQuery) -> dict[str, str]:
+        """The question's words the index lacks that it holds spelled the other way,
+        British or American ("organisation" where the docs say organization, "colours"
+        where they say colors; ``spelling_variants``), each with that spelling."""
+        words = [
+            c.original
+            for c in parsed.clauses
+            if " " not in c.original and all(len(a.tokens) == 1 for a in c.alternatives)
+        ]
+        variants = {w: v for w in words if (v := spelling_variants(w))}
+        if not variants:
+            return {}
+        df = self._df(parsed, {stem(x) for vs in variants.values() for x in vs})
+        out = {}
+        for word, others in variants.items():
+            if any(
+                df.get(a.tokens[0], 0) > 0
+                for c in parsed.clauses
+                if c.original == word
+                for a in c.alternatives
+            ):
+                continue  # the index knows the word as asked
+            held = next((x for x in others if df.get(stem(x), 0) > 0), None)
+            if held is not None:
+                out[word] = held
+        return out
+
+    def _split(self, word: str) -> tuple[str, str] | None:
+        """Two indexed words that ``word``, unknown to the index, runs together
+        ("noninteractive" → non interactive, "caseinsensitive" → case insensitive), as
+        index terms, or None. Never a word of the English lexicon: that is a word the
+        docs do not use ("wallpaper" is no wall paper, "coming" no com ing). Each part
+        has three letters or more and is in ``SPLIT_MIN_CHUNKS`` chunks; of several
+        splits, the one whose rarer part is the most common. The pair counts as a
+        phrase: only a chunk that writes the two words side by side holds it."""
+        if len(word) < 6 or not word.isalpha() or word in lexicon.english_words():
+            return None
+        splits = [(word[:i], stem(word[i:])) for i in range(3, len(word) - 2)]
+        df = self._frequencies({t for pair in splits for t in pair})
+        held = [p for p in splits if min(df.get(p[0], 0), df.get(p[1], 0)) >= SPLIT_MIN_CHUNKS]
+        return max(held, key=lambda p: min(df[p[0]], df[p[1]])) if held else None
 
     def _present_forms(self, parsed: ParsedQuery) -> ParsedQuery:
         """The query without the other forms of its verbs (``inflection`` alternatives)
@@ -455,6 +515,12 @@ class Searcher:
         # Rank every candidate (cheap), then gather evidence for the ones that can be shown.
         prep = self._prepared(parsed)
         ranked = sorted((self._rank(m, parsed, prep=prep) for m in matches), key=lambda r: -r[0])
+        unheld = _unheld_splits(parsed, matches, prep)
+        if unheld and corrected:
+            # no page writes those words side by side: no split to offer
+            for c in unheld:
+                corrected = corrected.replace(" ".join(c.alternatives[0].tokens), c.original)
+            corrected = "" if corrected == " ".join(parsed.tokens) else corrected
         semantic: Sequence[tuple[str, float]] | None
         semantic, mode, notice = vectors.result()
         model = model_from_settings(self.settings, mode)
@@ -487,7 +553,7 @@ class Searcher:
             # crowd the other meanings out of the verdict's window
             ranked = [r for r in ranked if r[1].doc_id not in copied]
         keep = limit * max(1, self.settings.max_chunks_per_doc) + 10
-        stats = self._clause_stats(parsed)
+        stats = self._clause_stats(parsed, {c.original for c in unheld})
         clause_weights = [c.weight for c in stats]
         # Evidence (coverage, matched words, explanation) only for what the verdict and
         # the hits read: every candidate of the first three meanings, a meaning's lead
@@ -577,17 +643,20 @@ class Searcher:
         return self.store.chunk_matches([f"{d.id}#0" for d in wanted if d.id not in seen])
 
     # ---------------------------------------------------------------- scoring
-    def _clause_stats(self, parsed: ParsedQuery) -> list[ClauseStat]:
+    def _clause_stats(self, parsed: ParsedQuery, unseen: Collection[str] = ()) -> list[ClauseStat]:
         """Per clause: the idf of how common it is (``clause_df``: its most frequent
         alternative the index has; an unseen clause gets the largest idf), and whether
         the index knows it as written or only after typo correction. The other forms of
         a verb count only for a word the index lacks as written: "getting" is known to
         an index that has "get", and as common as "get" (a form of a known verb is no
-        sign that the question is about something the index does not cover)."""
+        sign that the question is about something the index does not cover). The
+        clauses of ``unseen`` (their original words) count as the word as asked."""
         d = self._current()
         frequencies = self._df(parsed)
         out = []
         for asked in parsed.clauses:
+            if asked.original in unseen:
+                asked = Clause(asked.original, (Alternative((stem(asked.original),)),))
             alternatives = tuple(a for a in asked.alternatives if a.kind != "inflection")
             clause = Clause(asked.original, alternatives)
             found = [
@@ -691,6 +760,23 @@ class Searcher:
             return {}
         method, path, resource = self._current().apis.endpoint(doc.id)
         return {"method": method, "path": path, "resource": resource}
+
+
+def _unheld_splits(
+    parsed: ParsedQuery, matches: Sequence[KeywordMatch], prep: Prepared
+) -> list[Clause]:
+    """The clauses of words split in two (``Searcher._split``) that no candidate holds
+    side by side: "wallpaper" is no "wall paper" when no page says so, and stays a word
+    the index never saw."""
+    out = []
+    for c in parsed.clauses:
+        alt = c.alternatives[0]
+        if len(c.alternatives) > 1 or alt.kind != "typo" or len(alt.tokens) != 2:
+            continue
+        holding = (prep.fields_holding(m.chunk_id) for m in matches)
+        if not any(h is not None and h(alt.tokens) for h in holding):
+            out.append(c)
+    return out
 
 
 def _is_flag(word: str, text: str) -> bool:
