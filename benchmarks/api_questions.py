@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import shutil
 import statistics
 import sys
@@ -99,6 +100,48 @@ class Question:
 ASK = ""
 ASK_END = ""
 BEFORE = ""
+# Set by --british: every word with a British spelling in the English lexicon is asked
+# so spelled ("organization" → organisation, "canceled" → cancelled, "center" → centre).
+BRITISH = False
+# American endings and their British ones (the endings, not words: a word is changed
+# only where the lexicon knows the British form)
+_BRITISH_ENDINGS = (
+    *((f"iz{e}", f"is{e}") for e in ("e", "es", "ed", "ing", "ation", "ations", "er", "ers")),
+    *((f"yz{e}", f"ys{e}") for e in ("e", "es", "ed", "ing")),
+    *((f"or{e}", f"our{e}") for e in ("", "s", "ed", "ing", "ite", "ites", "able", "ful")),
+    ("ter", "tre"),
+    ("ters", "tres"),
+    *((f"{v}l{e}", f"{v}ll{e}") for v in ("e", "a") for e in ("ed", "ing", "er", "ers")),
+    ("og", "ogue"),
+    ("ogs", "ogues"),
+    ("ense", "ence"),
+)
+
+
+# British spellings the lexicon lists that nobody writes today
+_ARCHAIC = frozenset({"errour", "errours"})
+
+
+def british(text: str) -> str:
+    """``text`` with each word that has a British spelling (one the English lexicon
+    knows) spelled so."""
+    from groundkb.analyze import lexicon
+
+    words = lexicon.english_words() - _ARCHAIC
+
+    def respell(m: re.Match[str]) -> str:
+        word = m.group(0)
+        low = word.lower()
+        for us, uk in _BRITISH_ENDINGS:
+            head = low[: len(low) - len(us)]
+            if low.endswith(us) and len(head) >= 2 and head + uk in words:
+                other = head + uk
+                return other.capitalize() if word[:1].isupper() else other
+        return word
+
+    return re.sub(r"[A-Za-z]{5,}", respell, text)
+
+
 _QUESTION_OPENERS = frozenset(
     {"how", "what", "which", "who", "where", "when", "why", "is", "are", "can", "could"}
     | {"do", "does", "should", "i", "my"}
@@ -123,6 +166,8 @@ def asked(query: str, product: str = "") -> str:
     """``query`` as --ask words it: "refund a payment" → "which endpoint should I use to
     refund a payment"; ``product`` stands for "{product}" in them."""
     ask, end, before = (w.replace("{product}", product) for w in (ASK, ASK_END, BEFORE))
+    if BRITISH:
+        query = british(query)
     if end:
         query = f"{query.rstrip('?. ')} {end}"
     first = query.split(maxsplit=1)[0].lower() if query.strip() else ""
@@ -439,10 +484,16 @@ def main() -> int:
         help="a sentence to put before every question, whatever it opens with ('Quick "
         "question:', \"I'm new to {product}.\")",
     )
+    ap.add_argument(
+        "--british",
+        action="store_true",
+        help="ask every question in British spelling (organisation, cancelled, centre)",
+    )
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    global ASK, ASK_END, BEFORE
+    global ASK, ASK_END, BEFORE, BRITISH
     ASK, ASK_END, BEFORE = args.ask.strip(), args.ask_end.strip(), args.before.strip()
+    BRITISH = args.british
     if args.questions is not None:
         for api, (spec, asked) in list(APIS.items()):
             other = args.questions / asked.name

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import api_questions
 from web_sources import CANDIDATES, crawl, serve
 
 from groundkb import KnowledgeBase, Settings
@@ -136,6 +137,7 @@ def score(
     rows = []
     for q in questions:
         query = f"{q['query'].rstrip('?. ')} {end}" if end else q["query"]
+        query = api_questions.british(query) if api_questions.BRITISH else query
         r = kb.search(f"{before} {query}" if before else query, limit=5)
         pages = [page(h.doc_id) for h in r.hits]
         relevant = set(q["relevant"])
@@ -186,7 +188,13 @@ def main() -> int:
         help="a sentence to put before every question ('Quick question:', \"I'm new to "
         '{product}.")',
     )
+    ap.add_argument(
+        "--british",
+        action="store_true",
+        help="ask every question in British spelling (organisation, cancelled, centre)",
+    )
     args = ap.parse_args()
+    api_questions.BRITISH = args.british
     site = SITES[args.site]
     if site.archive is not None:
         root: Path | None = unpack(site.archive)

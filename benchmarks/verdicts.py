@@ -195,13 +195,19 @@ def main() -> int:
         default="",
         help="a sentence to put before every question, whatever it opens with",
     )
+    ap.add_argument(
+        "--british",
+        action="store_true",
+        help="ask the verdict sets in British spelling (organisation, cancelled, centre)",
+    )
     args = ap.parse_args()
     OVERRIDES.update(parse_overrides(args.set))
+    api_questions.BRITISH = args.british
     api_questions.ASK = args.ask.strip()
     api_questions.ASK_END = args.ask_end.strip()
     api_questions.BEFORE = args.before.strip()
     if (
-        OVERRIDES or args.ask or args.ask_end or args.before
+        OVERRIDES or args.ask or args.ask_end or args.before or args.british
     ) and args.out == HERE / "results" / "verdicts.json":
         raise SystemExit("--set, --ask: name an --out, the report keeps the default settings")
     wanted = {s for s in args.sets.split(",") if s}
