@@ -512,6 +512,9 @@ class ParsedQuery:
     # and its object from it, the verdict how much of it a page says word for word); ()
     # when the question does not open so
     request: tuple[str, ...] = ()
+    # the words the index lacks that are searched as the two words they run together
+    # ("noninteractive" → non interactive; the search engine's typo step)
+    split: tuple[str, ...] = ()
 
     @property
     def asked(self) -> tuple[str, ...]:

@@ -259,6 +259,7 @@ class Searcher:
         )
         clauses: list[Clause] = []
         corrections: dict[str, str] = {}
+        splits: list[str] = []  # the words searched as two (``_split``)
         df = self._df(parsed)
         for clause in parsed.clauses:
             if any(all(df.get(t, 0) > 0 for t in a.tokens) for a in clause.alternatives):
@@ -270,10 +271,11 @@ class Searcher:
             if fixed is None and typos and last and not _is_flag(word, text):
                 fixed = self._complete(word)
             if fixed is None:
-                split = self._split(word) if self.settings.typo_correction else None
-                if split is not None:
-                    corrections[word] = " ".join(split)
-                    clauses.append(Clause(word, (Alternative(split, "typo"),)))
+                pair = self._split(word) if self.settings.typo_correction else None
+                if pair is not None:
+                    corrections[word] = " ".join(pair)
+                    splits.append(word)
+                    clauses.append(Clause(word, (Alternative(pair, "typo"),)))
                 else:
                     clauses.append(clause)
                 continue
@@ -285,7 +287,9 @@ class Searcher:
         corrected = ""
         if corrections:
             corrected = " ".join(corrections.get(t, t) for t in parsed.tokens)
-        parsed = replace(parsed, clauses=tuple(clauses), phrase=canonical_phrase(clauses))
+        parsed = replace(
+            parsed, clauses=tuple(clauses), phrase=canonical_phrase(clauses), split=tuple(splits)
+        )
         return parsed, corrected
 
     def _respelled(self, parsed: ParsedQuery) -> dict[str, str]:
@@ -770,11 +774,11 @@ def _unheld_splits(
     the index never saw."""
     out = []
     for c in parsed.clauses:
-        alt = c.alternatives[0]
-        if len(c.alternatives) > 1 or alt.kind != "typo" or len(alt.tokens) != 2:
+        if c.original not in parsed.split:
             continue
+        pair = c.alternatives[0].tokens
         holding = (prep.fields_holding(m.chunk_id) for m in matches)
-        if not any(h is not None and h(alt.tokens) for h in holding):
+        if not any(h is not None and h(pair) for h in holding):
             out.append(c)
     return out
 
