@@ -23,7 +23,7 @@ script measures an earlier version of groundkb (``PYTHONPATH=other/src``, with i
     python benchmarks/api_questions.py [--label after] [--modes keyword,hybrid]
         [--conditions alone,together] [--apis stripe,...] [--set KEY=VALUE ...]
         [--fresh] [--verbose] [--questions DIR] [--ask WORDS] [--ask-end WORDS]
-        [--out FILE]
+        [--before WORDS] [--british] [--out FILE]
 
 Indexes are built once into ``benchmarks/results/tmp/apiq-{label}/`` (embedding takes
 minutes on 2 cores) and reused; ``--fresh`` rebuilds them. The together index is built
@@ -31,7 +31,7 @@ first; an API alone is a copy of it with the other APIs deleted (the same docume
 chunks and vectors, not embedded twice). ``--set`` overrides a setting
 for the searches (the fitting script uses it). ``--ask "which endpoint should I use
 to"`` asks every request in those words, ``--ask-end "via the API"`` ends it so (the
-answer must not change). Writes
+answer must not change), ``--british`` asks it in British spelling. Writes
 ``benchmarks/results/api_questions[-{label}].json``.
 """
 

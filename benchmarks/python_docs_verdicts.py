@@ -38,7 +38,7 @@ embeds every chunk: minutes on 2 cores) and reused; ``--fresh`` rebuilds them.
 
     apt-get update && apt-get install -y python3-doc git-doc
     python benchmarks/python_docs_verdicts.py [--site python|git|flask] [--modes keyword,hybrid]
-        [--fresh] [--json FILE] [--ask-end WORDS] [--before WORDS]
+        [--fresh] [--json FILE] [--ask-end WORDS] [--before WORDS] [--british]
 """
 
 from __future__ import annotations

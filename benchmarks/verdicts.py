@@ -12,13 +12,15 @@ Indexes are those of ``fit_verdict.py`` (``benchmarks/results/tmp/verdict-*.db``
 built there once.
 
     python benchmarks/verdicts.py [--modes keyword,hybrid] [--sets orbit,api,...]
-        [--ask WORDS] [--ask-end WORDS] [--out FILE]
+        [--ask WORDS] [--ask-end WORDS] [--before WORDS] [--british] [--out FILE]
 
 ``--ask "is there a doc on"`` asks every question of the two verdict sets (Orbit, API)
 in those words (questions that open with a question word are asked as they are; the
 retrieval sets are not changed), ``--ask-end "with the CLI"`` ends every question so:
 the verdicts must not change. In both, ``{product}`` stands for the product a question
 is about ("in {product}, how do I" → "in Orbit, how do I", "in Twilio, how do I").
+``--british`` asks them in British spelling ("organisation", "cancelled"): the verdicts
+must not change either.
 """
 
 from __future__ import annotations
