@@ -85,7 +85,7 @@ log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = bounds.MAX_QUERY_CHARS
 DF_CACHE_TERMS = 100_000  # document frequencies kept between index changes (_df)
-_WORD = re.compile(r"[^\W\d_]+")  # a run of letters: a word the question may respell
+_WORD = re.compile(r"[^\W_]+")  # a run of letters and digits: a word of the question
 # A word the index lacks is split into two indexed words each in this many chunks or
 # more (one chunk is as likely a typo of the docs as the term).
 SPLIT_MIN_CHUNKS = 2
@@ -286,7 +286,9 @@ class Searcher:
             clauses.append(Clause(word, tuple(alts) or (Alternative((fixed,), "typo"),)))
         corrected = ""
         if corrections:
-            corrected = " ".join(corrections.get(t, t) for t in parsed.tokens)
+            # the question as written, each corrected word replaced ("the process's
+            # environment" keeps its apostrophe, "auto-arch" its hyphen)
+            corrected = _WORD.sub(lambda m: corrections.get(m.group(0).lower(), m.group(0)), text)
         parsed = replace(
             parsed, clauses=tuple(clauses), phrase=canonical_phrase(clauses), split=tuple(splits)
         )
@@ -524,7 +526,7 @@ class Searcher:
             # no page writes those words side by side: no split to offer
             for c in unheld:
                 corrected = corrected.replace(" ".join(c.alternatives[0].tokens), c.original)
-            corrected = "" if corrected == " ".join(parsed.tokens) else corrected
+            corrected = "" if corrected == parsed.text else corrected
         semantic: Sequence[tuple[str, float]] | None
         semantic, mode, notice = vectors.result()
         model = model_from_settings(self.settings, mode)
