@@ -452,6 +452,10 @@ def test_a_word_the_docs_write_as_two_is_split(tmp_path: Path) -> None:
             r = kb.search(question)
             assert r.verdict.kind == "no_match" and r.corrected_query == "", question
             assert r.signals["known"] < 0.5 and r.signals["typo"] == 0.0, question
+        # a typo fix beside an unheld split is still offered, the split is not
+        assert kb.search("Print a PaperWall on a bord").corrected_query == (
+            "Print a PaperWall on a board"
+        )
 
 
 def test_british_and_american_spellings_of_a_word_are_one_word(tmp_path: Path) -> None:

@@ -524,9 +524,7 @@ class Searcher:
         unheld = _unheld_splits(parsed, matches, prep)
         if unheld and corrected:
             # no page writes those words side by side: no split to offer
-            for c in unheld:
-                corrected = corrected.replace(" ".join(c.alternatives[0].tokens), c.original)
-            corrected = "" if corrected == parsed.text else corrected
+            corrected = _corrected_but(parsed, {c.original for c in unheld})
         semantic: Sequence[tuple[str, float]] | None
         semantic, mode, notice = vectors.result()
         model = model_from_settings(self.settings, mode)
@@ -783,6 +781,20 @@ def _unheld_splits(
         if not any(h is not None and h(pair) for h in holding):
             out.append(c)
     return out
+
+
+def _corrected_but(parsed: ParsedQuery, left: Collection[str]) -> str:
+    """The did-you-mean of ``parsed`` with the corrections of the words ``left`` undone
+    ('' when none is left): the question as written, each other corrected word (a
+    clause found only by typo alternatives) replaced by its fix."""
+    fixes = {
+        c.original: " ".join(c.alternatives[0].tokens)
+        for c in parsed.clauses
+        if c.original not in left and all(a.kind == "typo" for a in c.alternatives)
+    }
+    if not fixes:
+        return ""
+    return _WORD.sub(lambda m: fixes.get(m.group(0).lower(), m.group(0)), parsed.text)
 
 
 def _is_flag(word: str, text: str) -> bool:
