@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -87,6 +87,13 @@ def normalize(text: str) -> str:
 def tokenize(text: str) -> list[str]:
     """Lower-case word tokens; the same function builds the index and reads queries."""
     return _WORD.findall(normalize(text))
+
+
+def replace_words(text: str, words: Mapping[str, str]) -> str:
+    """``text`` with each word that is a key of ``words`` (a token, as ``tokenize``
+    reads it) replaced by its value, everything else as written: "the process's
+    notifcations" → "the process's notifications"."""
+    return _WORD.sub(lambda m: words.get(normalize(m[0]), m[0]), text)
 
 
 # "which endpoint …", "what API call …", "is there an endpoint to …", "what endpoints

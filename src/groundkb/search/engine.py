@@ -42,6 +42,7 @@ from ..analyze.text import (
     canonical_phrase,
     context_words,
     other_forms,
+    replace_words,
     request_text,
     spelling_variants,
     stem,
@@ -85,7 +86,6 @@ log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = bounds.MAX_QUERY_CHARS
 DF_CACHE_TERMS = 100_000  # document frequencies kept between index changes (_df)
-_WORD = re.compile(r"[^\W_]+")  # a run of letters and digits: a word of the question
 # A word the index lacks is split into two indexed words each in this many chunks or
 # more (one chunk is as likely a typo of the docs as the term).
 SPLIT_MIN_CHUNKS = 2
@@ -249,7 +249,7 @@ class Searcher:
         parsed = self._present_forms(self.analyzer.parse(text, d.known_terms, forms))
         if respelled := self._respelled(parsed):
             # the same words as the docs spell them, for everything that reads the question
-            text = _WORD.sub(lambda m: respelled.get(m.group(0).lower(), m.group(0)), text)
+            text = replace_words(text, respelled)
             parsed = self._present_forms(self.analyzer.parse(text, d.known_terms, forms))
         # In a long question an unknown word is more likely a real word the docs do not
         # use than a typo; "correcting" it adds noise (measured on the eval sets). A word
@@ -258,7 +258,6 @@ class Searcher:
             self.settings.typo_correction and len(parsed.clauses) <= self.settings.typo_max_terms
         )
         clauses: list[Clause] = []
-        corrections: dict[str, str] = {}
         splits: list[str] = []  # the words searched as two (``_split``)
         df = self._df(parsed)
         for clause in parsed.clauses:
@@ -273,51 +272,42 @@ class Searcher:
             if fixed is None:
                 pair = self._split(word) if self.settings.typo_correction else None
                 if pair is not None:
-                    corrections[word] = " ".join(pair)
                     splits.append(word)
                     clauses.append(Clause(word, (Alternative(pair, "typo"),)))
                 else:
                     clauses.append(clause)
                 continue
-            corrections[word] = fixed
             # the word the index has, not its other forms
             fixed_clause = self.analyzer.parse(fixed, d.known_terms, forms=False).clauses
             alts = [Alternative(a.tokens, "typo") for c in fixed_clause for a in c.alternatives]
             clauses.append(Clause(word, tuple(alts) or (Alternative((fixed,), "typo"),)))
-        corrected = ""
-        if corrections:
-            # the question as written, each corrected word replaced ("the process's
-            # environment" keeps its apostrophe, "auto-arch" its hyphen)
-            corrected = _WORD.sub(lambda m: corrections.get(m.group(0).lower(), m.group(0)), text)
         parsed = replace(
             parsed, clauses=tuple(clauses), phrase=canonical_phrase(clauses), split=tuple(splits)
         )
-        return parsed, corrected
+        return parsed, did_you_mean(parsed)
 
     def _respelled(self, parsed: ParsedQuery) -> dict[str, str]:
         """The question's words the index lacks that it holds spelled the other way,
         British or American ("organisation" where the docs say organization, "colours"
         where they say colors; ``spelling_variants``), each with that spelling."""
-        words = [
-            c.original
+        variants = {
+            c.original: v
             for c in parsed.clauses
-            if " " not in c.original and all(len(a.tokens) == 1 for a in c.alternatives)
-        ]
-        variants = {w: v for w in words if (v := spelling_variants(w))}
+            if all(len(a.tokens) == 1 for a in c.alternatives)
+            and (v := spelling_variants(c.original))
+        }
         if not variants:
             return {}
         df = self._df(parsed, {stem(x) for vs in variants.values() for x in vs})
+        known = {  # the words the index knows as asked (or by a synonym)
+            c.original
+            for c in parsed.clauses
+            if any(df.get(a.tokens[0], 0) for a in c.alternatives)
+        }
         out = {}
         for word, others in variants.items():
-            if any(
-                df.get(a.tokens[0], 0) > 0
-                for c in parsed.clauses
-                if c.original == word
-                for a in c.alternatives
-            ):
-                continue  # the index knows the word as asked
             held = next((x for x in others if df.get(stem(x), 0) > 0), None)
-            if held is not None:
+            if word not in known and held is not None:
                 out[word] = held
         return out
 
@@ -524,7 +514,7 @@ class Searcher:
         unheld = _unheld_splits(parsed, matches, prep)
         if unheld and corrected:
             # no page writes those words side by side: no split to offer
-            corrected = _corrected_but(parsed, {c.original for c in unheld})
+            corrected = did_you_mean(parsed, {c.original for c in unheld})
         semantic: Sequence[tuple[str, float]] | None
         semantic, mode, notice = vectors.result()
         model = model_from_settings(self.settings, mode)
@@ -783,18 +773,17 @@ def _unheld_splits(
     return out
 
 
-def _corrected_but(parsed: ParsedQuery, left: Collection[str]) -> str:
-    """The did-you-mean of ``parsed`` with the corrections of the words ``left`` undone
-    ('' when none is left): the question as written, each other corrected word (a
-    clause found only by typo alternatives) replaced by its fix."""
+def did_you_mean(parsed: ParsedQuery, left: Collection[str] = ()) -> str:
+    """The question as written with each corrected word (a clause found only after typo
+    correction, not one of ``left``) replaced by its fix, '' when there is none: "the
+    process's oneoff command" → "the process's one off command", "auto-arch" →
+    "auto-archive"."""
     fixes = {
         c.original: " ".join(c.alternatives[0].tokens)
         for c in parsed.clauses
         if c.original not in left and all(a.kind == "typo" for a in c.alternatives)
     }
-    if not fixes:
-        return ""
-    return _WORD.sub(lambda m: fixes.get(m.group(0).lower(), m.group(0)), parsed.text)
+    return replace_words(parsed.text, fixes) if fixes else ""
 
 
 def _is_flag(word: str, text: str) -> bool:
