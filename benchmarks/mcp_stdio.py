@@ -4,9 +4,11 @@
 One warm ``groundkb serve`` process per code base (this checkout, and with
 ``--baseline`` the ``src`` folder of another checkout, e.g. a worktree of the previous
 commit), the same Python MCP client, the real questions of ``keyword_search.py``
-interleaved with the first server rotating, so a busy moment hits both alike. Reported
-per server: ``call_tool`` round trip p50 / p95 / mean in ms and the median response size
-on the wire (every text block plus the structured content), and the ratio of medians.
+interleaved with the first server rotating, so a busy moment hits both alike; the
+warm-up asks other questions than those measured. Reported per server: ``call_tool``
+round trip p50 / p95 / mean in ms and the median response size on the wire (every text
+block plus the structured content), and the ratio of medians; with ``--again`` also the
+p50 / p95 of every question asked a second time.
 
 Example (the 100k-chunk index of ``keyword_search.py``, built beforehand)::
 
@@ -58,19 +60,25 @@ def _size(result: Any) -> int:
 
 
 async def _measure(
-    servers: dict[str, StdioServerParameters], questions: list[str], limit: int, warmup: int
+    servers: dict[str, StdioServerParameters],
+    questions: list[str],
+    limit: int,
+    warmup: int,
+    again: bool = False,
 ) -> dict[str, dict[str, Any]]:
     names = list(servers)
     latency: dict[str, list[float]] = {n: [] for n in names}
+    repeated: dict[str, list[float]] = {n: [] for n in names}
     sizes: dict[str, list[int]] = {n: [] for n in names}
     clients = {n: Client(servers[n]) for n in names}
     for c in clients.values():
         await c.__aenter__()
     try:
-        for q in questions[:warmup]:
+        for q in questions[len(questions) - warmup :]:  # questions not measured
             for n in names:
                 await clients[n].call_tool("search_knowledge", {"query": q, "limit": limit})
-        for i, q in enumerate(questions):
+        asked = questions[: len(questions) - warmup]
+        for i, q in enumerate(asked):
             order = names[i % len(names) :] + names[: i % len(names)]
             for n in order:
                 started = anyio.current_time()
@@ -79,6 +87,12 @@ async def _measure(
                 if r.is_error:
                     raise SystemExit(f"{n}: {r.content}")
                 sizes[n].append(_size(r))
+        for i, q in enumerate(asked if again else []):  # each question a second time
+            order = names[i % len(names) :] + names[: i % len(names)]
+            for n in order:
+                started = anyio.current_time()
+                await clients[n].call_tool("search_knowledge", {"query": q, "limit": limit})
+                repeated[n].append((anyio.current_time() - started) * 1000)
     finally:
         for c in reversed(list(clients.values())):
             await c.__aexit__(None, None, None)
@@ -92,6 +106,10 @@ async def _measure(
             "mean_ms": round(statistics.fmean(lat), 2),
             "median_chars": int(statistics.median(sizes[n])),
         }
+        if repeated[n]:
+            lat = sorted(repeated[n])
+            out[n]["again_p50_ms"] = round(statistics.median(lat), 2)
+            out[n]["again_p95_ms"] = round(lat[int(0.95 * (len(lat) - 1))], 2)
     return out
 
 
@@ -111,13 +129,14 @@ def main() -> None:
         default="keyword",
         help="hybrid needs an index embedded with MiniLM",
     )
+    ap.add_argument("--again", action="store_true", help="then ask every question a second time")
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
     servers = {"this code": _params(args.db, None, args.retrieval)}
     if args.baseline:
         servers["baseline"] = _params(args.baseline_db or args.db, args.baseline, args.retrieval)
-    questions = real_queries(DEFAULT_EVAL, args.queries)
-    results = anyio.run(_measure, servers, questions, args.limit, args.warmup)
+    questions = real_queries(DEFAULT_EVAL, args.queries + args.warmup)
+    results = anyio.run(_measure, servers, questions, args.limit, args.warmup, args.again)
     out: dict[str, Any] = {
         "db": str(args.db),
         "retrieval": args.retrieval,

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from groundkb import KnowledgeBase
 from groundkb.errors import IndexMismatch, StoreError
+from groundkb.models import Filters
 from groundkb.serve.cli import cli
 from groundkb.store import open_store
 from groundkb.testing.conformance import StoreConformance
@@ -195,3 +196,83 @@ def test_a_large_ingest_leaves_one_keyword_segment_and_a_small_one_does_not_merg
         assert fts_segments(db) == 2  # one changed page: a segment more, no merge
         after = [(h.chunk_id, h.score) for h in kb.search("widget number 7").hits]
     assert after[0] == before[0]
+
+
+def test_kept_candidate_scores_give_what_fts5_gives_and_follow_writes(tmp_path: Path) -> None:
+    """Once the vocabulary is loaded (a process that warmed up), keyword candidates come
+    from per-unit scores kept in memory (``sqlite_kept.py``): the same chunks in the same
+    order with the same scores as FTS5's candidate query, for phrases, several-word
+    phrases, groups of common words, limits that cut through equal scores, and filters;
+    a unit is read once; a write drops them all."""
+    from groundkb.store.base import FIELDS, KeywordQuery
+    from groundkb.store.sqlite import SQLiteStore
+    from groundkb.store.sqlite_kept import KeptScores
+    from groundkb.store.sqlite_query import fts_phrase
+    from groundkb.testing.conformance import WEIGHTS
+
+    words = ["deploy", "service", "token", "rotate", "backup", "restore", "quota", "alert"]
+    for source in ("ops", "dev"):
+        folder = tmp_path / source
+        folder.mkdir()
+        for i in range(40):
+            picked = [words[(i * k + k) % len(words)] for k in range(1, 6)]
+            body = " ".join(picked * (1 + i % 3)) + f" page {i % 7} of the guide."
+            title = f"{words[i % len(words)].title()} {source} {i // 2}"  # pairs tie
+            (folder / f"{source}{i}.md").write_text(
+                f"# {title}\n\n{body}\n\n## Access token\n\n{body}\n"
+            )
+    with KnowledgeBase.open(tmp_path / "kb.db") as kb:
+        assert kb.ingest(tmp_path / "ops", source="ops").ok
+        assert kb.ingest(tmp_path / "dev", source="dev").ok
+        store = kb.store
+        assert isinstance(store, SQLiteStore)
+        queries = [
+            KeywordQuery([("deploy",), ("quota",)], WEIGHTS, limit=7),
+            KeywordQuery([("access", "token"), ("rotate",)], WEIGHTS, limit=5),
+            KeywordQuery([("backup",)], WEIGHTS, Filters(sources=("dev",)), limit=4),
+            KeywordQuery(
+                [("alert",)],
+                WEIGHTS,
+                limit=3,
+                together=[(("service",), ("token",)), (("service",), ("restore",))],
+                together_limit=6,
+            ),
+            KeywordQuery([("nosuchword",)], WEIGHTS),
+        ]
+
+        def unit_args(q: KeywordQuery) -> tuple[list[str], list[float], Filters]:
+            units = [fts_phrase(p) for p in sorted(set(q.phrases))]
+            units += [" AND ".join(fts_phrase(p) for p in g) for g in sorted(set(q.together))]
+            return units, [WEIGHTS[f] for f in FIELDS], q.filters
+
+        def found(q: KeywordQuery) -> list[tuple[str, float]]:
+            return [(m.chunk_id, m.score) for m in store.keyword_candidates(q)]
+
+        assert store._kept_scores() is None  # a process that searches once: FTS5
+        from_fts5 = [found(q) for q in queries]
+        assert all(from_fts5[:4]) and from_fts5[4] == []
+        assert any(len({s for _, s in f}) < len(f) for f in from_fts5)  # equal scores
+        store.similar_terms("deplyo", 1)  # typo correction loads the vocabulary
+        kept = store._kept_scores()
+        assert kept is not None
+        assert [found(q) for q in queries] == [found(q) for q in queries]
+        reads = kept.reads  # a unit is read the first time a question asks for it
+        assert reads == 9 and not any(kept.missing(*unit_args(q)) for q in queries)
+        for q, expected in zip(queries, from_fts5, strict=True):
+            got = found(q)
+            assert [c for c, _ in got] == [c for c, _ in expected], q
+            assert [s for _, s in got] == pytest.approx([s for _, s in expected], rel=1e-12)
+        assert kept.reads == reads  # every unit was kept
+        small = store._kept = KeptScores(kept.token, max_bytes=1)  # the least recently
+        for q in queries:  # used go past the budget; the answers stay
+            assert found(q) == found(q)
+        assert len(small._units) == 1
+        store._kept = kept
+
+        (tmp_path / "more").mkdir()
+        (tmp_path / "more" / "q.md").write_text("# Quota quota quota\n\nDeploy quota.\n")
+        assert kb.ingest(tmp_path / "more", source="more").ok
+        assert store._kept_scores() is None  # the index changed
+        store.similar_terms("deplyo", 1)
+        assert store._kept_scores() is not kept
+        assert found(queries[0])[0][0] == "q#0"

@@ -8,6 +8,9 @@ a time anyway); other processes open their own and read while one writes (WAL).
   with a counter of this connection's own commits: no write is needed to keep it.
 - Term statistics come from FTS5 itself (its totals record, ``chunks_vocab`` look-ups
   per term); the whole vocabulary, for typo correction, is loaded once per change token.
+- Keyword candidates come from FTS5's ``bm25()``; in a process that has loaded the
+  vocabulary (one that searches many times), from each phrase's scores kept in memory
+  (``sqlite_kept.py``): the same candidates, several times faster for words asked before.
 - ``nearest`` multiplies a numpy matrix of every vector (``exact.py``), also built once
   per change token.
 - Both are rebuilt like the search engine's derived data (``refreshing.py``): after
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..errors import Conflict, InvalidInput, StoreError
 from ..models import Chunk, Document, Filters, Source, SourceInfo, Stats
 from ..refreshing import Refreshing
-from . import migrations, sqlite_query, sqlite_vectors
+from . import migrations, sqlite_kept, sqlite_query, sqlite_vectors
 from .base import (
     FIELDS,
     DocMetadata,
@@ -58,6 +61,7 @@ from .rows import (
     starting_with,
     summary,
 )
+from .sqlite_kept import KeptScores
 from .sqlite_query import (
     MATCH_COLS,
     SUMMARY_COLS,
@@ -104,6 +108,8 @@ class SQLiteStore:
         self._vocab: Refreshing[str, Vocabulary] = Refreshing(
             self.change_token, self._load_vocabulary
         )
+        self._kept: KeptScores | None = None
+        self._kept_lock = threading.Lock()
         # first letter -> (change token, its terms, their chunk counts): typo correction
         # before the whole vocabulary is loaded (``similar_terms``)
         self._letters: dict[str, tuple[str, list[str], dict[str, int]]] = {}
@@ -469,31 +475,56 @@ class SQLiteStore:
                 "SELECT rowid, -bm25(chunks_fts, ?, ?, ?, ?, ?) AS s FROM chunks_fts"
                 " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
             )
+        phrase_units = [fts_phrase(p) for p in phrases]
+        group_units = [" AND ".join(fts_phrase(p) for p in g) for g in groups]
         with self._snapshot():
+            kept = self._kept_scores()
+
+            def best(units: list[str], limit: int, match: str) -> list[tuple[int, float]]:
+                if kept is not None:
+                    for item in kept.missing(units, weights, query.filters):
+                        kept.read(self._query, item)
+                    found = kept.best(units, weights, query.filters, limit)
+                    if found is not None:  # None: the budget let a unit go meanwhile
+                        return found
+                return self._query(sql, [*weights, match, *args, limit])
+
             scores: dict[int, float] = {}
             later: set[int] = set()
             if phrases and query.limit > 0:
-                match = " OR ".join(fts_phrase(p) for p in phrases)
-                scores.update(self._query(sql, [*weights, match, *args, query.limit]))
+                scores.update(best(phrase_units, query.limit, " OR ".join(phrase_units)))
             if groups and query.together_limit > 0:
-                match = " OR ".join(
-                    "(" + " AND ".join(fts_phrase(p) for p in g) + ")" for g in groups
-                )
-                more = self._query(sql, [*weights, match, *args, query.together_limit])
+                match = " OR ".join(f"({u})" for u in group_units)
+                more = best(group_units, query.together_limit, match)
                 later = {rowid for rowid, _ in more if rowid not in scores}
                 scores.update((rowid, s) for rowid, s in more if rowid in later)
             if not scores:
                 return []
-            marks = ",".join("?" * len(scores))
-            rows = self._query(
-                f"SELECT {MATCH_COLS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
-                f" JOIN documents d ON d.id = c.doc_id WHERE c.rowid IN ({marks})",
-                list(scores),
-            )
+
+            def read(ids: list[int]) -> list[Any]:
+                return self._query(
+                    f"SELECT {MATCH_COLS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+                    f" JOIN documents d ON d.id = c.doc_id WHERE c.rowid IN"
+                    f" ({','.join('?' * len(ids))})",
+                    ids,
+                )
+
+            rows = kept.rows(list(scores), read) if kept is not None else read(list(scores))
         # Best first: the phrases' matches, then the groups' (their scores are BM25 over
         # other phrases); equal scores in the order the chunks were written.
         rows.sort(key=lambda r: (r[0] in later, -scores[r[0]]))
         return [match_row(r, scores[r[0]]) for r in rows]
+
+    def _kept_scores(self) -> KeptScores | None:
+        """Candidate scores kept in memory (``sqlite_kept.py``), where the vocabulary is
+        loaded for the index as it is now: a process that searches many times."""
+        vocab = self._vocab.peek()
+        if vocab is None or not sqlite_kept.available():
+            return None
+        with self._kept_lock:
+            if self._kept is None or self._kept.token != vocab.token:
+                self._kept = KeptScores(vocab.token)
+            return self._kept
 
     def chunk_matches(
         self, chunk_ids: Sequence[str], filters: Filters = Filters()
