@@ -110,11 +110,11 @@ def synthetic(eval_dir: Path, size: int, queries: list[str]) -> dict[str, Any]:
                 started = time.perf_counter()
                 kb.search(q)
                 latency.append((time.perf_counter() - started) * 1000)
-            again = []  # the same questions once more: their candidate scores are kept
+            repeated = []  # the same questions once more: their candidate scores are kept
             for q in queries:
                 started = time.perf_counter()
                 kb.search(q)
-                again.append((time.perf_counter() - started) * 1000)
+                repeated.append((time.perf_counter() - started) * 1000)
             size_mb = stats.size_bytes / 1e6
             hybrid = hybrid_latency(kb, settings, queries)
         shutil.rmtree(docs, ignore_errors=True)
@@ -130,8 +130,8 @@ def synthetic(eval_dir: Path, size: int, queries: list[str]) -> dict[str, Any]:
         "search_p50_ms": round(percentile(latency, 0.5), 2),
         "search_p95_ms": round(percentile(latency, 0.95), 2),
         "search_mean_ms": round(statistics.fmean(latency), 2),
-        "search_again_p50_ms": round(percentile(again, 0.5), 2),
-        "search_again_p95_ms": round(percentile(again, 0.95), 2),
+        "search_again_p50_ms": round(percentile(repeated, 0.5), 2),
+        "search_again_p95_ms": round(percentile(repeated, 0.95), 2),
         "db_mb": round(size_mb, 1),
         **hybrid,
     }

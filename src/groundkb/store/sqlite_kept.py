@@ -34,6 +34,7 @@ kept in memory"), with what was tried and dropped.
 from __future__ import annotations
 
 import importlib.util
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -52,7 +53,7 @@ Query = Callable[[str, Sequence[Any]], list[Any]]
 Wanted = tuple[str, Any, tuple[float, ...]]
 
 MAX_BYTES = 64 << 20  # the kept units' arrays, per store
-MAX_ROW_BYTES = 32 << 20  # the kept candidate rows' text, per store
+MAX_ROW_BYTES = 64 << 20  # the kept candidate rows (their text and fields), per store
 MAX_FILTERS = 16  # kept masks of allowed rows
 UNIT_SQL = "SELECT rowid, -bm25(chunks_fts, ?, ?, ?, ?, ?) FROM chunks_fts WHERE chunks_fts MATCH ?"
 
@@ -189,7 +190,8 @@ class KeptScores:
 
 
 def _row_bytes(row: tuple[Any, ...]) -> int:
-    return sum(len(v) for v in row if isinstance(v, str)) + 8 * len(row)
+    """What a kept row takes in memory: its tuple and the objects only it holds."""
+    return sys.getsizeof(row) + sum(sys.getsizeof(v) for v in row if isinstance(v, str | bytes))
 
 
 def _top(
