@@ -66,6 +66,36 @@ def test_a_change_is_built_in_the_background_while_the_previous_version_serves()
     assert data.get() == "v2" and built == [1, 2]
 
 
+def test_a_value_built_before_is_rebuilt_in_the_background_on_request() -> None:
+    """``refresh_in_background``: for a caller that takes another way meanwhile (the
+    store's term statistics and keyword candidates read FTS5); never the first build."""
+    key, clock, spawn = [1], Clock(), Spawned()
+    data, built = _refreshing(key, clock, spawn)
+    data.refresh_in_background()
+    assert not spawn.pending and data.peek() is None  # never the first build
+    data.get()
+    clock.now += 10
+    key[0] = 2  # another process wrote
+    assert data.peek() is None
+    data.refresh_in_background()
+    data.refresh_in_background()
+    assert len(spawn.pending) == 1  # one build at a time
+    spawn.run()
+    assert data.peek() == "v2" and built == [1, 2]
+    clock.now += 10
+    data.invalidate()  # this process wrote: a build that starts after it reads it
+    assert data.peek() is None
+    data.refresh_in_background()
+    spawn.run()
+    assert data.peek() == "v2" and built == [1, 2, 2]
+    clock.now += 10
+    data.invalidate()
+    data.refresh_in_background()
+    data.invalidate()  # a write while that build runs: it may not have read it
+    spawn.run()
+    assert data.peek() is None and data.get() == "v2" and built == [1, 2, 2, 2, 2]
+
+
 def test_rebuilds_rest_four_times_their_duration_however_fast_the_index_changes() -> None:
     key, clock, spawn = [1], Clock(), Spawned()
     data, built = _refreshing(key, clock, spawn, took=1.0)

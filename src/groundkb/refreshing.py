@@ -71,12 +71,32 @@ class Refreshing(Generic[K, T]):
         self._rest_until = 0.0
         self._tickets = 0  # builds started; a slower, older build never replaces a newer one
         self._stored = 0
+        self._invalidations = 0
         self.builds = 0  # how many builds ran (for tests and metrics)
 
     def invalidate(self) -> None:
         """The caller changed the index: the next :meth:`get` rebuilds before it answers."""
         with self._lock:
             self._stale = True
+            self._invalidations += 1
+
+    def refresh_in_background(self) -> None:
+        """For a caller that takes another way while :meth:`peek` says None: if a value
+        was built before, for an older key or before :meth:`invalidate`, start building
+        the current one in the background (one build at a time, resting as ``get``'s
+        do); never builds the first value, never waits. A build that started after the
+        last ``invalidate`` counts as reading this process's own writes."""
+        key = self._key()
+        with self._lock:
+            current = self._value
+            if current is None or (not self._stale and current[0] == key):
+                return
+            if self._building or self.clock() < self._rest_until:
+                return
+            self._building = True
+            ticket = self._ticket()
+            marks = self._invalidations
+            self._spawn(lambda: self._background(ticket, marks))
 
     def get(self) -> T:
         key = self._key()
@@ -145,10 +165,13 @@ class Refreshing(Generic[K, T]):
                 self._stored, self._value = ticket, (key, value)
         return value
 
-    def _background(self, ticket: int) -> None:
+    def _background(self, ticket: int, marks: int | None = None) -> None:
         try:
             key = self._key()
             self._store(ticket, key, self._timed(key))
+            with self._lock:
+                if marks == self._invalidations and self._stored == ticket:
+                    self._stale = False  # built after this process's last write
         except Exception:  # the previous version keeps serving; the next change retries
             log.warning("rebuilding derived index data failed", exc_info=True)
         finally:

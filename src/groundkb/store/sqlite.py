@@ -518,7 +518,7 @@ class SQLiteStore:
     def _kept_scores(self) -> KeptScores | None:
         """Candidate scores kept in memory (``sqlite_kept.py``), where the vocabulary is
         loaded for the index as it is now: a process that searches many times."""
-        vocab = self._vocab.peek()
+        vocab = self._loaded_vocabulary()
         if vocab is None or not sqlite_kept.available():
             return None
         with self._kept_lock:
@@ -553,13 +553,23 @@ class SQLiteStore:
     def _vocabulary(self) -> Vocabulary:
         return self._vocab.get()
 
+    def _loaded_vocabulary(self) -> Vocabulary | None:
+        """The vocabulary if it is loaded for the index as it is now. A process that
+        loaded it for an older state (one that searches many times, after a write) has
+        it rebuilt in the background meanwhile, never waited for: term statistics and
+        keyword candidates read FTS5 until it is there."""
+        vocab = self._vocab.peek()
+        if vocab is None:
+            self._vocab.refresh_in_background()
+        return vocab
+
     def term_stats(self, terms: Collection[str]) -> TermStats:
         # From the vocabulary when typo correction (``similar_terms``) has loaded it for
         # the index as it is now: a dictionary look-up, where FTS5 reads a term's whole
         # posting list to count its chunks (0.45 ms a common term at 100k chunks).
         # Otherwise from FTS5 directly (its totals record and a term look-up each), not
         # by loading the vocabulary: that costs a fresh process tens of milliseconds.
-        vocab = self._vocab.peek()
+        vocab = self._loaded_vocabulary()
         if vocab is not None:
             return TermStats(vocab.chunks, vocab.avg_length, {t: vocab.df.get(t, 0) for t in terms})
         with self._snapshot():
