@@ -25,7 +25,7 @@ asks once and reads FTS5 as before, as does an install without numpy. A question
 unit not yet kept reads the unit first: one FTS5 query over the chunks that hold it,
 which costs a little more than the candidate query would have (``bm25()`` is most of
 both: about 2.5 µs a chunk, against 0.5 µs to match one). Units are dropped least
-recently used first past ``MAX_BYTES`` (12 bytes a chunk that holds one), and all of
+recently used first past ``MAX_BYTES`` (16 bytes a chunk that holds one), and all of
 them when the index changes. The candidates' rows (their text and fields) are kept the
 same way, up to ``MAX_ROW_BYTES``. Measured in docs/benchmarks.md ("Candidate scores
 kept in memory"), with what was tried and dropped.
