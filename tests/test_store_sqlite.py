@@ -276,3 +276,23 @@ def test_kept_candidate_scores_give_what_fts5_gives_and_follow_writes(tmp_path: 
         store._vocab.wait()  # the vocabulary is rebuilt in the background
         assert store._kept_scores() not in (None, kept)
         assert found(queries[0])[0][0] == "q#0"
+
+
+def test_kept_scores_mb_bounds_the_memory_and_zero_turns_it_off(tmp_path: Path) -> None:
+    from groundkb import Settings
+    from groundkb.errors import ConfigError
+
+    settings = Settings(db=str(tmp_path / "docs.db"))
+    with KnowledgeBase.open(settings=settings) as kb:
+        assert kb.ingest(EXAMPLES / "docs", source="docs").ok
+        kb.warm()
+        on = kb.search("invite a teammate to the workspace")
+        kept = kb.store._kept  # type: ignore[attr-defined]
+        assert kept is not None and kept.max_bytes == kept.max_row_bytes == 64 << 20
+        with pytest.raises(ConfigError, match="kept_scores_mb"):
+            kb.reload(settings.replace(kept_scores_mb=0))
+    with KnowledgeBase.open(settings=settings.replace(kept_scores_mb=0)) as kb:
+        kb.warm()
+        off = kb.search("invite a teammate to the workspace")
+        assert kb.store._kept is None  # type: ignore[attr-defined]
+    assert [(h.chunk_id, h.score) for h in off.hits] == [(h.chunk_id, h.score) for h in on.hits]

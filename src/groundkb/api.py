@@ -173,7 +173,11 @@ class KnowledgeBase(Writes):
         with self._reopen:
             log.warning("%s was replaced by another file: reopening it", self._db_file.path)
             assert self._db_file.path is not None
-            store = open_store(self._db_file.path, int8_vectors=self.settings.int8_vectors)
+            store = open_store(
+                self._db_file.path,
+                int8_vectors=self.settings.int8_vectors,
+                kept_scores_mb=self.settings.kept_scores_mb,
+            )
             # The old store is left to threads still reading it; it closes when unused.
             self.store = store
             self.visible = cast(Store, VisibleStore(store))
@@ -205,6 +209,7 @@ class KnowledgeBase(Writes):
             pool_size=settings.db_pool_size,
             timeout=settings.db_timeout,
             int8_vectors=settings.int8_vectors,
+            kept_scores_mb=settings.kept_scores_mb,
         )
         return cls(store, settings)
 
@@ -214,13 +219,16 @@ class KnowledgeBase(Writes):
     def reload(self, settings: Settings) -> None:
         """Take new settings (thresholds, synonyms, sources, ...) without reopening.
 
-        The index location, the embedder and ``int8_vectors`` cannot change this way
-        (restart for those); searches already running finish with the old settings.
+        The index location, the embedder, ``int8_vectors`` and ``kept_scores_mb`` cannot
+        change this way (restart for those); searches already running finish with the old
+        settings.
         """
         if settings.db != self.settings.db:
             raise ConfigError(f"db changed ({self.settings.db} -> {settings.db}): restart")
         if settings.int8_vectors != self.settings.int8_vectors:
             raise ConfigError("int8_vectors changed: restart the server to apply it")
+        if settings.kept_scores_mb != self.settings.kept_scores_mb:
+            raise ConfigError("kept_scores_mb changed: restart the server to apply it")
         if (settings.embedder, settings.embedder_url) != (
             self.settings.embedder,
             self.settings.embedder_url,

@@ -38,6 +38,7 @@ def open_store(
     pool_size: int = 10,
     timeout: float = 10.0,
     int8_vectors: bool = True,
+    kept_scores_mb: int = 128,
 ) -> Store:
     """Open the store at ``location``: a file path or ``scheme://...`` URL.
 
@@ -45,7 +46,8 @@ def open_store(
     embedded file); PostgreSQL only when asked, and otherwise refuses a database whose
     schema is not the current one. ``pool_size`` and ``timeout`` (seconds to connect or
     to wait for a pooled connection) apply to PostgreSQL; ``int8_vectors`` (scan an int8
-    copy of the vectors first, ``store/exact.py``) to SQLite.
+    copy of the vectors first, ``store/exact.py``) and ``kept_scores_mb`` (memory for
+    keyword candidate scores kept between questions, ``store/sqlite_kept.py``) to SQLite.
     """
     scheme = backend_of(location)
     if scheme not in BACKENDS:
@@ -68,6 +70,7 @@ def open_store(
         if migrate is not None:
             options["migrate"] = migrate
         options["int8_vectors"] = int8_vectors
+        options["kept_scores_mb"] = kept_scores_mb
         return cast(Store, getattr(module, cls_name)(rest, **options))
     options.update(migrate=bool(migrate), pool_size=pool_size, timeout=timeout)
     return cast(Store, getattr(module, cls_name)(location, **options))

@@ -99,6 +99,7 @@ class SQLiteStore:
         read_only: bool = False,
         migrate: bool = True,
         int8_vectors: bool = True,
+        kept_scores_mb: int = 128,
     ) -> None:
         self.location = self.path = str(path)
         self._lock = threading.RLock()
@@ -110,6 +111,7 @@ class SQLiteStore:
         )
         self._kept: KeptScores | None = None
         self._kept_lock = threading.Lock()
+        self._kept_bytes = max(0, kept_scores_mb) << 20  # half for scores, half for rows
         # first letter -> (change token, its terms, their chunk counts): typo correction
         # before the whole vocabulary is loaded (``similar_terms``)
         self._letters: dict[str, tuple[str, list[str], dict[str, int]]] = {}
@@ -518,12 +520,15 @@ class SQLiteStore:
     def _kept_scores(self) -> KeptScores | None:
         """Candidate scores kept in memory (``sqlite_kept.py``), where the vocabulary is
         loaded for the index as it is now: a process that searches many times."""
+        if not self._kept_bytes:
+            return None
         vocab = self._loaded_vocabulary()
         if vocab is None or not sqlite_kept.available():
             return None
         with self._kept_lock:
             if self._kept is None or self._kept.token != vocab.token:
-                self._kept = KeptScores(vocab.token)
+                half = self._kept_bytes // 2
+                self._kept = KeptScores(vocab.token, max_bytes=half, max_row_bytes=half)
             return self._kept
 
     def chunk_matches(

@@ -25,9 +25,10 @@ asks once and reads FTS5 as before, as does an install without numpy. A question
 unit not yet kept reads the unit first: one FTS5 query over the chunks that hold it,
 which costs a little more than the candidate query would have (``bm25()`` is most of
 both: about 2.5 µs a chunk, against 0.5 µs to match one). Units are dropped least
-recently used first past ``MAX_BYTES`` (16 bytes a chunk that holds one), and all of
-them when the index changes. The candidates' rows (their text and fields) are kept the
-same way, up to ``MAX_ROW_BYTES``. Measured in docs/benchmarks.md ("Candidate scores
+recently used first past half of the ``kept_scores_mb`` setting (64 MiB of its 128 by
+default; 16 bytes a chunk that holds a unit), and all of them when the index changes.
+The candidates' rows (their text and fields) are kept the same way, in the other half;
+``kept_scores_mb`` 0 turns all of it off. Measured in docs/benchmarks.md ("Candidate scores
 kept in memory"), with what was tried and dropped.
 """
 
@@ -52,6 +53,7 @@ Query = Callable[[str, Sequence[Any]], list[Any]]
 # ("unit", FTS5 expression, column weights) or ("allowed", filters, ())
 Wanted = tuple[str, Any, tuple[float, ...]]
 
+# Defaults; the store gives each half of the ``kept_scores_mb`` setting (128).
 MAX_BYTES = 64 << 20  # the kept units' arrays, per store
 MAX_ROW_BYTES = 64 << 20  # the kept candidate rows (their text and fields), per store
 MAX_FILTERS = 16  # kept masks of allowed rows
@@ -68,9 +70,12 @@ class KeptScores:
     """Units' scores in every chunk that holds them, for one state of the index (its
     change token). Thread-safe."""
 
-    def __init__(self, token: str, max_bytes: int = MAX_BYTES) -> None:
+    def __init__(
+        self, token: str, max_bytes: int = MAX_BYTES, max_row_bytes: int = MAX_ROW_BYTES
+    ) -> None:
         self.token = token
         self.max_bytes = max_bytes
+        self.max_row_bytes = max_row_bytes
         self._units: OrderedDict[tuple[str, tuple[float, ...]], tuple[Any, Any]] = OrderedDict()
         self._allowed: OrderedDict[Filters, Any] = OrderedDict()
         self._rows: OrderedDict[int, tuple[Any, ...]] = OrderedDict()
@@ -183,7 +188,7 @@ class KeptScores:
                     if row[0] not in self._rows:
                         self._rows[row[0]] = row
                         self._row_bytes += _row_bytes(row)
-                while self._row_bytes > MAX_ROW_BYTES and self._rows:
+                while self._row_bytes > self.max_row_bytes and self._rows:
                     _, old = self._rows.popitem(last=False)
                     self._row_bytes -= _row_bytes(old)
         return [found[i] for i in sorted(found)]
