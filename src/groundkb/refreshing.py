@@ -91,12 +91,7 @@ class Refreshing(Generic[K, T]):
             current = self._value
             if current is None or (not self._stale and current[0] == key):
                 return
-            if self._building or self.clock() < self._rest_until:
-                return
-            self._building = True
-            ticket = self._ticket()
-            marks = self._invalidations
-            self._spawn(lambda: self._background(ticket, marks))
+            self._start_background(self._invalidations)
 
     def get(self) -> T:
         key = self._key()
@@ -108,10 +103,7 @@ class Refreshing(Generic[K, T]):
                 sync = True
             else:
                 sync = False
-                if not self._building and self.clock() >= self._rest_until:
-                    self._building = True
-                    ticket = self._ticket()
-                    self._spawn(lambda: self._background(ticket))
+                self._start_background()
                 if self._building and self.wait_s > 0:
                     self._done.wait_for(lambda: not self._building, timeout=self.wait_s)
                 latest = self._value
@@ -150,6 +142,15 @@ class Refreshing(Generic[K, T]):
         started = self.clock()
         value = self._build(key)
         return value, self.clock() - started
+
+    def _start_background(self, marks: int | None = None) -> None:
+        """Start a background build unless one runs or the last one's rest lasts (the
+        caller holds the lock). ``marks``: the invalidations counted when it starts."""
+        if self._building or self.clock() < self._rest_until:
+            return
+        self._building = True
+        ticket = self._ticket()
+        self._spawn(lambda: self._background(ticket, marks))
 
     def _ticket(self) -> int:
         with self._lock:

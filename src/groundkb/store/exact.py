@@ -202,16 +202,16 @@ class VectorMatrix:
         if scan is None:
             sims = _dot(self.matrix, q)
             if mask is None:
-                rows = _top(sims, k)
+                rows = top_indices(sims, k)
             else:  # among the rows the filters allow, in row order
                 allowed = np.flatnonzero(mask)
-                rows = allowed[_top(sims[allowed], k)]
+                rows = allowed[top_indices(sims[allowed], k)]
             return [(self.ids[i], float(sims[i])) for i in rows]
         rows, exact = scan.search(self.matrix, q, mask, k)
         return [(self.ids[i], float(s)) for i, s in zip(rows, exact, strict=True)]
 
 
-def _top(scores: NDArray[np.float32], k: int) -> NDArray[np.intp]:
+def top_indices(scores: NDArray[Any], k: int) -> NDArray[np.intp]:
     """Indices of the ``k`` highest scores, highest first, equal scores in index order."""
     k = min(k, len(scores))
     if k <= 0:
@@ -349,5 +349,5 @@ class Int8Scan:
         rows = np.union1d(first, maybe)
         if len(rows) > len(first):
             exact = _dot(matrix[rows], q)
-        best = _top(exact, k)
+        best = top_indices(exact, k)
         return rows[best], exact[best]

@@ -40,14 +40,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..models import Filters
 from .sqlite_query import filter_sql
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
 
 Query = Callable[[str, Sequence[Any]], list[Any]]
 # ("unit", FTS5 expression, column weights) or ("allowed", filters, ())
@@ -96,6 +92,8 @@ class KeptScores:
         unit (and the filters' rows) is kept: :meth:`missing` says what to read."""
         import numpy as np
 
+        from .exact import top_indices  # numpy's, imported with it
+
         weights = tuple(weights)
         with self._lock:
             kept = [self._units.get((unit, weights)) for unit in units]
@@ -117,7 +115,9 @@ class KeptScores:
         if allowed is not None:
             found = found[found < len(allowed)]
             found = found[allowed[found]]
-        return _top(found, total[found], limit)
+        scores = total[found]
+        best = top_indices(scores, limit)  # equal scores in row order, as FTS5's sort
+        return list(zip(found[best].tolist(), scores[best].tolist(), strict=True))
 
     def missing(
         self, units: Sequence[str], weights: Sequence[float], filters: Filters
@@ -197,18 +197,3 @@ class KeptScores:
 def _row_bytes(row: tuple[Any, ...]) -> int:
     """What a kept row takes in memory: its tuple and the objects only it holds."""
     return sys.getsizeof(row) + sum(sys.getsizeof(v) for v in row if isinstance(v, str | bytes))
-
-
-def _top(
-    rows: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], limit: int
-) -> list[tuple[int, float]]:
-    """The ``limit`` best (row id, score), equal scores in row id order. ``rows`` are
-    in order."""
-    import numpy as np
-
-    if len(rows) > limit:
-        kth = np.partition(-scores, limit - 1)[limit - 1]
-        keep = -scores <= kth  # every row that ties the limit's score stays in the sort
-        rows, scores = rows[keep], scores[keep]
-    order = np.lexsort((rows, -scores))[:limit]
-    return list(zip(rows[order].tolist(), scores[order].tolist(), strict=True))
