@@ -558,8 +558,12 @@ def test_eval_in_vector_mode_without_an_embedder_is_an_input_error(
 def test_hybrid_keeps_the_operation_kind_an_api_question_asks_for(
     minilm_db: Path, tmp_path: Path
 ) -> None:
-    """Embeddings of "Delete a widget" and "Get a widget" are close: the operation's fit
-    to the question (its kind) decides among them after fusion."""
+    """The embedder puts "show me a widget" nearest to "Create a widget": the
+    operation's fit to the question (the action it asks for) is part of the keyword side
+    of the fusion and brings a read first. (Which read, one widget or the list, is left
+    to the two sides' scores: on a six-operation spec that is a coin toss, and letting
+    the fit overrule the embedder after fusion cost more than it gained on real specs;
+    docs/benchmarks.md, "Operation fit once in hybrid fusion".)"""
     item = {
         "get": "Get a widget and its parts",
         "delete": "Delete a widget",
@@ -578,14 +582,17 @@ def test_hybrid_keeps_the_operation_kind_an_api_question_asks_for(
     (tmp_path / "widgets.json").write_text(json.dumps(spec))
     with KnowledgeBase.open(settings=_settings(tmp_path / "w.db", "minilm")) as kb:
         assert kb.ingest(tmp_path / "widgets.json", source="w").ok
+        nearest = kb.search("show me a widget", limit=3, mode="vector")
+        assert nearest.hits[0].doc_id == "widgets:POST /widgets"
+        result = kb.search("show me a widget", limit=3)
+        assert result.mode == "hybrid"
+        assert result.hits[0].doc_id.startswith("widgets:GET /widgets")
         for question, want in (
-            # the nearest embedding is the list's; the question asks to read one
-            ("show me a widget", "GET /widgets/{id}"),
             ("remove a widget", "DELETE /widgets/{id}"),
             ("make a widget", "POST /widgets"),
+            ("delete every widget", "DELETE /widgets/{id}"),
         ):
             result = kb.search(question, limit=3)
-            assert result.mode == "hybrid"
             assert result.hits[0].doc_id == f"widgets:{want}", question
 
 
@@ -791,7 +798,6 @@ def test_every_chunk_of_an_operation_counts_with_its_best_cosine() -> None:
         "hybrid",
         settings,
         lambda ids, _kw: [(0.0, missing[c], "", False, 0.0) for c in ids],
-        lambda m: 1.0,
     )
     assert cosines["create#2"] == pytest.approx(0.80)
     assert cosines["guide#3"] == pytest.approx(0.10)  # a page's section keeps its own

@@ -534,7 +534,6 @@ class Searcher:
                 lambda ids, keyword: [
                     self._rank(m, parsed, keyword, prep) for m in self.store.chunk_matches(ids)
                 ],
-                lambda m: self._operation_factor(m, parsed),
             )
         none_answers = False
         if self._reranker is not None and rerank and ranked:

@@ -3,10 +3,17 @@
 ``rrf``: Σ 1 / (rrf_k + rank) over the lists a candidate is in. ``weighted``:
 keyword_weight × BM25 + (1 − keyword_weight) × cosine, each min-max normalized over all
 candidates (every candidate gets both scores; each chunk of an API operation the best
-cosine of any of its chunks). Vector mode orders by cosine alone. In hybrid mode an API
-operation's fused score is multiplied by its fit to the query (``apis.operation_factor``),
-which the cosine knows nothing of, and a candidate whose title or alias is exactly the
-query comes first.
+cosine of any of its chunks). Vector mode orders by cosine alone. In hybrid mode a
+candidate whose title or alias is exactly the query comes first.
+
+An API operation's fit to the question (``apis.operation_factor``: the action it asks
+for, the resource it names) is part of its keyword rank, and so of the keyword side of
+the fusion; the cosine is left as the embedder gives it. Multiplying the fused score by
+the fit as well let the keyword side's reading of the question overrule the vector side
+wherever the two disagreed: the question's verb decided even when it was a paraphrase
+the fit misreads ("write off an invoice", "put a track into a playlist", "mark myself as
+away"). Measured on the eight APIs of ``benchmarks/api_questions.py``, six of them
+never tuned on (docs/benchmarks.md, "Operation fit once in hybrid fusion").
 """
 
 from __future__ import annotations
@@ -14,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..settings import Settings
-from ..store.base import KeywordMatch
 from .rescore import Ranked
 
 
@@ -24,7 +30,6 @@ def fuse(
     mode: str,
     settings: Settings,
     rank_missing: Callable[[list[str], bool], list[Ranked]],
-    operation_factor: Callable[[KeywordMatch], float],
 ) -> tuple[list[Ranked], dict[str, float], dict[str, dict[str, int]]]:
     """The candidates in fused order (each carrying its fused score as its rank), the
     cosine of every candidate that has one, and each candidate's rank per retriever.
@@ -68,13 +73,6 @@ def fuse(
         k = settings.rrf_k
         for cid, rr in ranks.items():
             fused[cid] = sum(1.0 / (k + n) for n in rr.values())
-    if mode != "vector":
-        # The vector side cannot tell "create a pod" from "delete a pod": API
-        # operations keep their fit to the query after fusion too.
-        for cid in fused:
-            op = by_id[cid][1] if cid in by_id else None
-            if op is not None and op.doc.operation_kind:
-                fused[cid] *= operation_factor(op)
     if mode == "hybrid":  # a query that names a document exactly finds it first
         fused = {c: f + (1.0 if by_id[c][2] else 0.0) for c, f in fused.items() if c in by_id}
     order = sorted((cid for cid in fused if cid in by_id), key=lambda c: -fused[c])
