@@ -11,9 +11,10 @@ for, the resource it names) is part of its keyword rank, and so of the keyword s
 the fusion; the cosine is left as the embedder gives it. Multiplying the fused score by
 the fit as well let the keyword side's reading of the question overrule the vector side
 wherever the two disagreed: the question's verb decided even when it was a paraphrase
-the fit misreads ("write off an invoice", "put a track into a playlist", "mark myself as
-away"). Measured on the eight APIs of ``benchmarks/api_questions.py``, six of them
-never tuned on (docs/benchmarks.md, "Operation fit once in hybrid fusion").
+the fit misreads ("put a track into a playlist", "mark myself as away", "report
+metered usage for a subscription item"). Measured on the eight APIs of
+``benchmarks/api_questions.py``, six of them never tuned on (docs/benchmarks.md,
+"Operation fit once in hybrid fusion").
 """
 
 from __future__ import annotations
