@@ -339,6 +339,33 @@ def test_a_page_that_shows_a_command_in_another_section_is_one_meaning_with_it()
         ["cmd-export", "reports"], ["reports"]]  # fmt: skip
 
 
+def test_a_page_named_like_a_command_entry_is_one_meaning_with_it() -> None:
+    """The entry of ``orbit projects archive`` has the alias "archive a project", the
+    how-to's title: one thing, whichever section of the how-to matched (the one on what
+    archiving does does not show the command)."""
+
+    def chunk(
+        doc: str, title: str, text: str, command: str = "", aliases: tuple[str, ...] = ()
+    ) -> KeywordMatch:
+        kind = "command" if command else "page"
+        summary = DocSummary(doc, "s", kind, "", title, "", (), tuple(aliases), command, "")
+        return KeywordMatch(f"{doc}#1", doc, 1, 1.0, {}, text, "", "", summary, "")
+
+    command = chunk(
+        "cmd-archive",
+        "Archive a Project",
+        "Archives a project.",
+        "orbit projects archive",
+        ("orbit projects archive", "archive a project"),
+    )
+    howto = chunk("howto-archive", "Archive  a project", "It becomes read-only.")
+    other = chunk("howto-restore", "Restore a project", "Bring it back.")
+    for first, second in ((command, howto), (howto, command)):
+        groups = group_meanings([first, second, other], lambda m: m, {})
+        assert [[m.doc_id for m in g.items] for g in groups] == [
+            [first.doc_id, second.doc_id], ["howto-restore"]]  # fmt: skip
+
+
 def test_a_command_a_leading_page_shows_further_down_does_not_compete_with_it(
     tmp_path: Path,
 ) -> None:
@@ -382,6 +409,27 @@ def test_a_form_of_a_verb_the_docs_use_is_no_unseen_word(tmp_path: Path, embedde
         if embedder == "none":  # hybrid: nothing near enough, no hits, no words named
             assert r.verdict.reason == "unknown_terms"
             assert "never mentions 'zucchini'." in r.verdict.message
+
+
+@pytest.mark.parametrize("embedder", ["none", "hashing"])
+def test_a_question_that_is_a_title_in_another_form_of_its_verb_names_it(
+    tmp_path: Path, embedder: str
+) -> None:
+    """ "upload files" is the page "Uploading Files" (and so is a typo of it), in keyword
+    search, which keeps the verb's forms in the query, and in hybrid search, which parses
+    without them; a question that only shares a word with a title is no such name."""
+    pages = {
+        "uploads.md": "# Uploading Files\n\nUpload a file with a form; the view saves it.\n",
+        "storage.md": "# Storage\n\nUploaded files are kept for a week, then deleted.\n",
+        "limits.md": "# Size limits\n\nFiles up to 16 MB can be uploaded.\n",
+    }
+    retrieval = "keyword" if embedder == "none" else "hybrid"
+    with pages_kb(tmp_path, pages, embedder=embedder, retrieval=retrieval) as kb:
+        for q in ("upload files", "uploading files", "uplaod files"):
+            r = kb.search(q)
+            assert (r.verdict.kind, r.verdict.reason) == ("answer", "exact_title"), q
+            assert r.hits[0].doc_id == "uploads", q
+        assert kb.search("upload").verdict.reason != "exact_title"
 
 
 def test_a_half_typed_last_word_completes_to_the_one_name_it_starts(tmp_path: Path) -> None:

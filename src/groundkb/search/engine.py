@@ -92,6 +92,11 @@ SPLIT_MIN_CHUNKS = 2
 EMPTY_INDEX = "the index is empty: run `groundkb ingest` or `groundkb sync`"
 
 
+@functools.lru_cache(maxsize=4096)
+def _other_forms(word: str, inflections: Callable[[str], Sequence[str]]) -> tuple[str, ...]:
+    return other_forms(word, inflections)
+
+
 def _unscored(r: Ranked, cosines: Mapping[str, float]) -> Scored:
     """A candidate whose evidence is not needed (yet): its rank, document and cosine."""
     rank, m, exact, in_title, _ = r
@@ -676,6 +681,11 @@ class Searcher:
             return kept
         return other_forms(word, self.analyzer.inflections)
 
+    def _lexicon_forms(self, word: str) -> tuple[str, ...]:
+        """The other forms of the verb ``word`` as indexed terms, by the lexicon."""
+        inflections = self.analyzer.inflections
+        return () if inflections is None or " " in word else _other_forms(word, inflections)
+
     def _prepared(self, parsed: ParsedQuery) -> Prepared:
         """What scoring a candidate for ``parsed`` needs that does not depend on the
         candidate, computed once per query (kept for the thread's current query)."""
@@ -685,7 +695,9 @@ class Searcher:
             return cached[2]
         st = self.settings
         df = self._df(parsed)
-        prepared = prepare(parsed, df, d.n_chunks, d.avgdl, st.weights, st.bm25_k1, st.bm25_b)
+        prepared = prepare(
+            parsed, df, d.n_chunks, d.avgdl, st.weights, st.bm25_k1, st.bm25_b, self._lexicon_forms
+        )
         self._local.prep = (parsed, d, prepared)
         return prepared
 
@@ -703,7 +715,9 @@ class Searcher:
         """
         prep = prep if prep is not None else self._prepared(parsed)
         bm25 = bm25f(m, prep) if keyword else 0.0
-        exact, in_title = title_match(m, prep.phrase, self.analyzer.stop_words)
+        exact, in_title = title_match(
+            m, prep.phrase, self.analyzer.stop_words, prep.forms, prep.needle
+        )
         boost = self.settings.title_phrase_boost
         rank = bm25 * (1 + (2 * boost if exact else boost if in_title else 0.0))
         if m.doc.operation_kind:

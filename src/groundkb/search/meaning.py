@@ -3,7 +3,8 @@
 A verdict asks whether the question singles out *one* thing. Several hits can be one
 thing: chunks of one document, the same API operation in two versions of its API, the
 same command documented for two platforms, or a command's entry and a page that shows
-that very command. Those are one *meaning*; two hits of different meanings with close
+that very command (or is named like the command's entry: its title or an alias). Those
+are one *meaning*; two hits of different meanings with close
 scores are an ambiguity worth a question, two hits of one meaning are not.
 
 :func:`group_meanings` walks hits in rank order and puts each hit into the first group
@@ -18,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ..store.base import KeywordMatch
+from ..store.base import DocSummary, KeywordMatch
 
 T = TypeVar("T")
 
@@ -57,11 +58,22 @@ def same_meaning(
     if da.type == db.type == "command":
         return bool(da.command) and da.command.lower() == db.command.lower()
     if da.type == "command" and db.type != "command":
-        return mentions(b.text, da.command)
+        return mentions(b.text, da.command) or named_as(da, db.title)
     if db.type == "command" and da.type != "command":
         page = (shown or {}).get(a.doc_id) or (a.text,)
-        return any(mentions(t, db.command) for t in page)
+        return any(mentions(t, db.command) for t in page) or named_as(db, da.title)
     return False
+
+
+def named_as(command: DocSummary, title: str) -> bool:
+    """Whether a page titled ``title`` is named like the ``command``'s entry: its title
+    or one of its aliases, as written ("Archive a project", the how-to, and the entry
+    of ``orbit projects archive`` with that alias). The entry says the two are one
+    thing, whichever part of the page matched."""
+    key = " ".join(title.lower().split())
+    if not key or not command.command:
+        return False
+    return any(key == " ".join(n.lower().split()) for n in (command.title, *command.aliases))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ count ``MATCH_FACTOR`` of their score and a common word left out of the candidat
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ahocorasick_rs import AhoCorasick
@@ -45,6 +45,10 @@ class Prepared:
     avgdl: float
     k1: float
     b: float
+    # per word of ``phrase``, its stemmed forms: the word and the other forms of a verb
+    forms: tuple[frozenset[str], ...] = ()
+    # what a title must hold to be the phrase: the start its last word's forms share
+    needle: str = ""
     located: dict[str, Located] = field(default_factory=dict)
 
     def fields_holding(self, chunk_id: str) -> Callable[[tuple[str, ...]], int] | None:
@@ -65,6 +69,7 @@ def prepare(
     weights: Mapping[str, float],
     k1: float,
     b: float,
+    verb_forms: Callable[[str], Sequence[str]] | None = None,
 ) -> Prepared:
     """What scoring a candidate for ``parsed`` needs that does not depend on the
     candidate (computed once per query)."""
@@ -89,6 +94,7 @@ def prepare(
             scored = (number, idf * (k1 + 1) * MATCH_FACTOR[alt.kind])
             (forms if alt.kind == "inflection" else alts).append(scored)
         clauses.append((tuple(alts), tuple(forms)) if forms else (tuple(alts),))
+    words = phrase_forms(parsed, verb_forms)
     return Prepared(
         clauses=tuple(clauses),
         needles=AhoCorasick([" " + " ".join(tokens) + " " for tokens in numbers]),
@@ -99,7 +105,31 @@ def prepare(
         avgdl=avgdl,
         k1=k1,
         b=b,
+        forms=words,
+        needle=_shared_start(words[-1]) if words else "",
     )
+
+
+def phrase_forms(
+    parsed: ParsedQuery, verb_forms: Callable[[str], Sequence[str]] | None = None
+) -> tuple[frozenset[str], ...]:
+    """Per word of the query's phrase, the stemmed forms it may take in a title: a
+    one-word clause's other verb forms (those the query kept, else ``verb_forms`` of the
+    word searched for, a typo's correction: "upload" is "uploading" in "Uploading
+    Files"), else the word itself."""
+    out: list[frozenset[str]] = []
+    for clause in parsed.clauses:
+        first = clause.alternatives[0].tokens
+        if len(first) == 1:
+            others: Sequence[str] = [
+                a.tokens[0] for a in clause.alternatives if a.kind == "inflection"
+            ]
+            if not others and verb_forms is not None:
+                others = verb_forms(first[0])
+            out.append(frozenset({stem(first[0]), *(stem(t) for t in others)}))
+        else:
+            out.extend(frozenset({stem(t)}) for t in first)
+    return tuple(out)
 
 
 def _bordered(tokens: tuple[str, ...]) -> bool:
@@ -183,22 +213,46 @@ def bm25f(m: KeywordMatch, prep: Prepared) -> float:
 
 
 def title_match(
-    m: KeywordMatch, phrase: tuple[str, ...], stop_words: frozenset[str]
+    m: KeywordMatch,
+    phrase: tuple[str, ...],
+    stop_words: frozenset[str],
+    forms: tuple[frozenset[str], ...] = (),
+    needle: str = "",
 ) -> tuple[str, bool]:
     """(``"title"`` or ``"alias"`` when the stemmed query phrase is exactly the title or
-    an alias, else ``""``; whether a phrase of two or more words is in one of them)."""
+    an alias, each word in one of its ``forms`` (per word; default: as written), else
+    ``""``; whether a phrase of two or more words is in one of them). ``needle``: the
+    start that every form of the last word shares (default: the last word)."""
     if not phrase:
         return "", False
+    if len(forms) != len(phrase):
+        forms, needle = tuple(frozenset({t}) for t in phrase), phrase[-1]
+    elif not needle:
+        needle = _shared_start(forms[-1])
     aliases = stemmed_aliases(m)
     title = m.fields["title"]
     exact = ""
-    # a title that is the phrase holds its last word: most candidates' titles do not
-    if phrase[-1] in title and tuple(t for t in title.split() if t not in stop_words) == phrase:
+    # a title that is the phrase holds the start of its last word's forms: most
+    # candidates' titles do not
+    if needle in title and _is_phrase([t for t in title.split() if t not in stop_words], forms):
         exact = "title"
-    elif any(tuple(a.split()) == phrase for a in aliases):
+    elif any(needle in a and _is_phrase(a.split(), forms) for a in aliases):
         exact = "alias"
     in_title = len(phrase) > 1 and any(contains(t, phrase) for t in (title, *aliases))
     return exact, in_title
 
 
-__all__ = ["Prepared", "Ranked", "bm25f", "prepare", "title_match"]
+def _shared_start(words: frozenset[str]) -> str:
+    """The longest start every one of ``words`` has ("upload", "uploaded": "upload")."""
+    first, last = min(words), max(words)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
+def _is_phrase(words: list[str], forms: tuple[frozenset[str], ...]) -> bool:
+    return len(words) == len(forms) and all(w in f for w, f in zip(words, forms, strict=True))
+
+
+__all__ = ["Prepared", "Ranked", "bm25f", "phrase_forms", "prepare", "title_match"]
