@@ -676,13 +676,11 @@ class Searcher:
         """The other forms of a one-word clause's verb, as indexed terms: those the
         query kept, else the lexicon's (hybrid search parses without them)."""
         kept = tuple(a.tokens[0] for a in clause.alternatives if a.kind == "inflection")
-        word = clause.original
-        if kept or self.analyzer.inflections is None or " " in word:
-            return kept
-        return other_forms(word, self.analyzer.inflections)
+        return kept or self._lexicon_forms(clause.original)
 
     def _lexicon_forms(self, word: str) -> tuple[str, ...]:
-        """The other forms of the verb ``word`` as indexed terms, by the lexicon."""
+        """The other forms of the verb ``word`` as indexed terms, by the lexicon (cached
+        per word)."""
         inflections = self.analyzer.inflections
         return () if inflections is None or " " in word else _other_forms(word, inflections)
 
