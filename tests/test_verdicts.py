@@ -339,31 +339,33 @@ def test_a_page_that_shows_a_command_in_another_section_is_one_meaning_with_it()
         ["cmd-export", "reports"], ["reports"]]  # fmt: skip
 
 
-def test_a_page_named_like_a_command_entry_is_one_meaning_with_it() -> None:
-    """The entry of ``orbit projects archive`` has the alias "archive a project", the
-    how-to's title: one thing, whichever section of the how-to matched (the one on what
-    archiving does does not show the command)."""
-
-    def chunk(
-        doc: str, title: str, text: str, command: str = "", aliases: tuple[str, ...] = ()
-    ) -> KeywordMatch:
-        kind = "command" if command else "page"
-        summary = DocSummary(doc, "s", kind, "", title, "", (), tuple(aliases), command, "")
-        return KeywordMatch(f"{doc}#1", doc, 1, 1.0, {}, text, "", "", summary, "")
-
-    command = chunk(
-        "cmd-archive",
-        "Archive a Project",
-        "Archives a project.",
-        "orbit projects archive",
-        ("orbit projects archive", "archive a project"),
+def test_a_page_named_like_a_command_entry_is_not_offered_beside_it(tmp_path: Path) -> None:
+    """The entry of ``kb projects archive`` has the alias "archive a project", the how-to's
+    title: one thing, though the section of the how-to that matched does not show the
+    command, so a clarification names it once."""
+    docs, cli = tmp_path / "docs", tmp_path / "cli"
+    docs.mkdir()
+    cli.mkdir()
+    (docs / "archive.md").write_text(
+        "# Archive a project\n\nArchive a project when its work is done.\n\n"
+        "## What happens to an archived project\n\n"
+        "It becomes read-only: nobody can edit its tasks, and it leaves the sidebar.\n"
     )
-    howto = chunk("howto-archive", "Archive  a project", "It becomes read-only.")
-    other = chunk("howto-restore", "Restore a project", "Bring it back.")
-    for first, second in ((command, howto), (howto, command)):
-        groups = group_meanings([first, second, other], lambda m: m, {})
-        assert [[m.doc_id for m in g.items] for g in groups] == [
-            [first.doc_id, second.doc_id], ["howto-restore"]]  # fmt: skip
+    (docs / "projects.md").write_text(
+        "# Projects\n\nA project holds tasks. An archived project is read-only.\n"
+    )
+    (cli / "commands.yaml").write_text(
+        "entries:\n  - id: cmd-projects-archive\n    type: command\n"
+        "    title: Archive a Project\n    category: cli\n    command: kb projects archive\n"
+        "    aliases: [kb projects archive, archive a project]\n"
+        "    content: |\n      Archives a project: it becomes read-only.\n"
+    )
+    with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
+        assert kb.ingest(docs, source="docs").ok and kb.ingest(cli, source="cli").ok
+        r = kb.search("read-only project")
+        assert "archive" in [h.doc_id for h in r.hits]
+        assert (r.verdict.kind, r.verdict.reason) == ("clarify", "ambiguous")
+        assert [o.doc_id for o in r.verdict.options] == ["projects", "cmd-projects-archive"]
 
 
 def test_a_command_a_leading_page_shows_further_down_does_not_compete_with_it(

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from ..analyze.text import tokenize
 from ..store.base import DocSummary, KeywordMatch
 
 T = TypeVar("T")
@@ -70,10 +71,10 @@ def named_as(command: DocSummary, title: str) -> bool:
     or one of its aliases, as written ("Archive a project", the how-to, and the entry
     of ``orbit projects archive`` with that alias). The entry says the two are one
     thing, whichever part of the page matched."""
-    key = " ".join(title.lower().split())
-    if not key or not command.command:
+    words = tokenize(title)
+    if not words or not command.command:
         return False
-    return any(key == " ".join(n.lower().split()) for n in (command.title, *command.aliases))
+    return any(words == tokenize(name) for name in (command.title, *command.aliases))
 
 
 @dataclass(frozen=True, slots=True)
