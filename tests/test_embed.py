@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -429,8 +430,28 @@ def test_minilm_names_the_variant_and_the_weights_hash(minilm: Local) -> None:
 
 
 def test_minilm_caches_its_graph_under_groundkb_cache(minilm: Local) -> None:
-    assert minilm.embedder.graph_path.parent == minilm.cache
-    assert minilm.embedder.graph_path.is_file()
+    graph = minilm.embedder.graph_path
+    assert graph.parent == minilm.cache
+    assert graph.is_file()
+    # the weights in a file of their own, which onnxruntime maps instead of parsing
+    data = graph.with_name(graph.name + ".data")
+    assert graph.stat().st_size < 100_000 < 50_000_000 < data.stat().st_size
+
+
+def test_minilm_rebuilds_a_cached_graph_whose_weights_are_gone(
+    minilm: Local, tmp_path: Path
+) -> None:
+    from groundkb.embed.minilm import MiniLMEmbedder
+
+    cache = tmp_path / "cache"
+    shutil.copytree(minilm.cache, cache)
+    graph = cache / minilm.embedder.graph_path.name
+    graph.with_name(graph.name + ".data").unlink()
+    again = MiniLMEmbedder(cache_dir=cache)
+    assert graph.with_name(graph.name + ".data").is_file()
+    np.testing.assert_array_equal(
+        again.embed(["list users"]), minilm.embedder.embed(["list users"])
+    )
 
 
 def test_minilm_gives_float32_unit_rows(minilm: Local) -> None:

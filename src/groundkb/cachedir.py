@@ -1,6 +1,7 @@
 """groundkb's cache folder: what is built once from installed packages and kept between
-processes (the local model's graph, the digest of its weights, the verb lexicon). Every
-file there can be deleted; it is built again when needed."""
+processes (the local model's graph, the digest of its weights, the verb lexicon, what a
+search derives from an index's content). Every file there can be deleted; it is built
+again when needed."""
 
 from __future__ import annotations
 
@@ -18,14 +19,15 @@ def default_cache_dir() -> Path:
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "groundkb"
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder."""
+def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder; the file
+    gets permissions ``mode``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -96,6 +96,17 @@ def _table() -> Path | None:
     return None
 
 
+@cache
+def identity() -> str:
+    """What the lexicon is read from (the table's path, size and time; "" without one):
+    what is built with the lexicon is kept under it."""
+    table = _table()
+    if table is None:
+        return ""
+    st = table.stat()
+    return f"{table.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+
+
 def english_verbs() -> frozenset[str]:
     """Every word form the lexicon knows as a verb (empty without the lexicon)."""
     return _verbs().forms
@@ -138,6 +149,7 @@ def forget() -> None:
     """Drop the lexicon read so far (the next use reads it again)."""
     _verbs.cache_clear()
     english_words.cache_clear()
+    identity.cache_clear()
 
 
 def load() -> None:
@@ -145,4 +157,4 @@ def load() -> None:
     english_words()
 
 
-__all__ = ["english_verbs", "english_words", "forget", "inflections", "load"]
+__all__ = ["english_verbs", "english_words", "forget", "identity", "inflections", "load"]

@@ -45,6 +45,7 @@ for its derived data) — so a search on PostgreSQL makes no extra round trip.
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 from collections.abc import Collection, Sequence
 from typing import Any
@@ -122,6 +123,15 @@ class VisibleStore:
 
     def change_token(self) -> str:
         return self._current().token
+
+    def content_token(self) -> str | None:
+        """The store's content token and the sources this view sees: what is built from
+        the view is the same wherever both are."""
+        content = self._store.content_token()
+        if content is None:
+            return None
+        allowed = self._current().allowed
+        return content + "|" + ("*" if allowed is None else json.dumps(sorted(allowed)))
 
     def disabled(self) -> frozenset[str]:
         """The disabled sources, as of the store's current change token."""

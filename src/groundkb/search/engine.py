@@ -60,13 +60,14 @@ from .apis import ApiWeights, operation_factor
 from .background import KEYWORD_ONLY, PendingVectors, background
 from .candidates import candidate_query, clause_df, correction
 from .commands import CommandIndex
-from .derived import Derived, build_derived
+from .derived import Derived
 from .evidence import score_evidence
 from .fusion import fuse
 from .hits import copies, dedupe, distinct_titles, hit_of, lead_first, monotone
 from .meaning import Meaning, group_meanings
 from .rerank import endpoint_from_settings, rerank_ranked, reranker_for
 from .rescore import Prepared, Ranked, bm25f, prepare, title_match
+from .snapshot import kept_or_built
 from .special import command_result, multi_intent
 from .verdict import (
     ClauseStat,
@@ -148,7 +149,7 @@ class Searcher:
         self._derived_data.invalidate()
 
     def _build_derived(self, token: str) -> Derived:
-        return build_derived(self.store, token)
+        return kept_or_built(self.store, token)
 
     def commands_for(self, filters: Filters, derived: Derived | None = None) -> CommandIndex:
         """The command index of the commands ``filters`` allow (``Derived.commands_for``)."""

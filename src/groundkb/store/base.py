@@ -74,7 +74,15 @@ FIELDS: tuple[str, ...] = ("title", "aliases", "keywords", "header", "body")
 
 # Meta keys a store keeps for itself: set_meta refuses them.
 RESERVED_META: frozenset[str] = frozenset(
-    {"schema_version", "tokenizer", "created_at", "kb_id", "embedder", "embedder_dimension"}
+    {
+        "schema_version",
+        "tokenizer",
+        "created_at",
+        "kb_id",
+        "content",
+        "embedder",
+        "embedder_dimension",
+    }
 )
 # The application value naming the disabled sources (a JSON list; ops/visible.py).
 DISABLED_SOURCES_KEY = "disabled_sources"
@@ -208,6 +216,15 @@ class Store(Protocol):
         """An opaque value that changes after every committed write, in this or another
         process, and stays the same otherwise: the key for caches of derived data. Cheap
         (one small read at most)."""
+        ...
+
+    def content_token(self) -> str | None:
+        """An opaque value naming what reads see, the same from every handle and process
+        on the same content: it changes with every committed write that
+        :meth:`change_token` counts and never comes back, so a cache kept between
+        processes may be keyed on it (``search/snapshot.py``). None when this index has
+        none (a file opened read-only that no writer of this version marked yet). Cheap
+        (one small read)."""
         ...
 
     def stats(self) -> Stats:

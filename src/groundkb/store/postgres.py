@@ -169,6 +169,11 @@ class PostgresStore:
         )
         return f"{rows[0][1]}.{rows[0][0]}"
 
+    def content_token(self) -> str:
+        # the server and schema too: two databases restored from one dump share kb_id
+        # and may reach the same version with different writes
+        return f"{self.location}|{self.schema}|{self.change_token()}"
+
     def get_meta(self, key: str) -> str | None:
         rows = self._read("SELECT value FROM meta WHERE key = %s", (key,))
         return str(rows[0][0]) if rows else None

@@ -77,6 +77,7 @@ from .sqlite_schema import (
     SCHEMA_VERSION,
     Migrator,
     check_tokenizer,
+    mark_content,
     record_tokenizer,
     schema_version,
 )
@@ -142,7 +143,7 @@ class SQLiteStore:
             self._db.execute("PRAGMA cache_size = -65536")
             if migrate:
                 self.migrated = migrations.migrate(Migrator(self._db, self.path), MIGRATIONS)
-                with self._tx() as db:
+                with self._tx(changes_data=False) as db:  # only what a new index lacks
                     record_tokenizer(db, now())
             else:
                 migrations.check_current(schema_version(self._db), MIGRATIONS, self.path)
@@ -183,6 +184,8 @@ class SQLiteStore:
                 raise StoreError(f"cannot write to {self.path}: {exc}") from exc
             try:
                 yield self._db
+                if changes_data:
+                    mark_content(self._db)
                 self._db.execute("COMMIT")
                 if changes_data:
                     self._commits += 1
@@ -240,6 +243,16 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise StoreError(f"{self.path}: {exc}") from exc
             return f"{version}.{self._commits}"
+
+    def content_token(self) -> str | None:
+        db, lock = (self._db, self._lock) if self._token_db is None else (
+            self._token_db, self._token_lock)  # fmt: skip
+        with lock:
+            try:
+                row = db.execute("SELECT value FROM meta WHERE key = 'content'").fetchone()
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: {exc}") from exc
+        return f"sqlite:{row[0]}" if row else None
 
     def _meta(self, *keys: str) -> dict[str, str]:
         marks = ",".join("?" * len(keys))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from uuid import uuid4
 
 from ..analyze.text import TOKENIZER_VERSION
 from ..errors import IndexMismatch, StoreError
@@ -148,11 +149,24 @@ def statements(script: str) -> Iterator[str]:
 
 
 def record_tokenizer(db: sqlite3.Connection, stamp: str) -> None:
-    """Record the tokenizer and creation time of a new index (inside a transaction)."""
+    """Record the tokenizer and creation time of a new index, and mark its content if
+    no writer marked it yet (inside a transaction)."""
     db.execute(
         "INSERT OR IGNORE INTO meta(key, value) VALUES('tokenizer', ?)", (TOKENIZER_VERSION,)
     )
     db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('created_at', ?)", (stamp,))
+    db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('content', ?)", (uuid4().hex,))
+
+
+def mark_content(db: sqlite3.Connection) -> None:
+    """Give the index's content a new name (inside the transaction that changes it): a
+    random one, so that two copies of one file that are changed apart never share one
+    (``Store.content_token``)."""
+    db.execute(
+        "INSERT INTO meta(key, value) VALUES('content', ?)"
+        " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (uuid4().hex,),
+    )
 
 
 def check_tokenizer(db: sqlite3.Connection, path: str) -> None:
@@ -201,6 +215,8 @@ class Migrator:
                 broken = self.applied and self.db.execute("PRAGMA foreign_key_check").fetchmany(3)
                 if broken:
                     raise StoreError(f"migrating {self.location} would break references: {broken}")
+                if self.applied and schema_version(self.db):
+                    mark_content(self.db)
                 self.db.execute("COMMIT")
             except BaseException:
                 with suppress(sqlite3.Error):

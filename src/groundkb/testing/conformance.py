@@ -212,6 +212,33 @@ class StoreConformance:
         store.term_stats(["x"])
         assert store.change_token() == mine
 
+    def test_the_content_token_names_one_content_from_every_handle(
+        self, store: Store, other: Store, location: str
+    ) -> None:
+        """What a cache kept between processes is keyed on: the same from every handle
+        and after opening again, a new value with every write, never an old one back."""
+        first = store.content_token()
+        assert first is not None and other.content_token() == first
+        store.documents(["a"])
+        store.term_stats(["x"])
+        assert store.content_token() == first
+        again = open_store(location)
+        try:
+            assert again.content_token() == first  # opening is no change
+        finally:
+            again.close()
+        seen = {first}
+        for change in (
+            lambda: store.write(*make_doc("a", "x")),
+            lambda: other.set_meta("disabled_sources", '["t"]'),
+            lambda: other.delete_documents(["a"]),
+            lambda: store.write(*make_doc("a", "x")),  # the same content as before: a new name
+        ):
+            change()
+            token = store.content_token()
+            assert token is not None and token not in seen and other.content_token() == token
+            seen.add(token)
+
     def test_stats_count_what_is_stored(self, store: Store) -> None:
         store.write(*make_doc("a", "x\n\ny", type="guide"))
         store.write(*make_doc("b", "z", type="command", source="t"))
