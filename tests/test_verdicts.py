@@ -737,3 +737,23 @@ def test_one_page_under_two_ids_is_one_hit_and_one_meaning(tmp_path: Path) -> No
     with pages_kb(tmp_path / "more", {**pages, "waxing.md": more}) as kb:
         found = [h.doc_id for h in kb.search("what polishes widgets until they shine").hits]
         assert "waxing" in found and len(set(found) & {"frobnicator", "index"}) <= 1
+
+
+@pytest.mark.parametrize("embedder", ["none", "hashing"])
+def test_asking_what_a_thing_is_is_no_bare_word(tmp_path: Path, embedder: str) -> None:
+    """ "blueprint" alone may mean any page that names it; "What is a blueprint?" asks
+    what the page on it says: the one-word penalty is for the bare word only."""
+    pages = {
+        "blueprints.md": "# Modular Applications with Blueprints\n\n"
+        "A blueprint records operations to run when it is registered on an application: "
+        "views, templates and static files, grouped.\n",
+        "views.md": "# Class-based Views\n\nA view class is registered on an application "
+        "or on a blueprint with `add_url_rule`.\n",
+        "quickstart.md": "# Quickstart\n\nA minimal application with one route.\n",
+    }
+    retrieval = "keyword" if embedder == "none" else "hybrid"
+    with pages_kb(tmp_path, pages, embedder=embedder, retrieval=retrieval) as kb:
+        asked = kb.search("What is a blueprint?")
+        bare = kb.search("blueprint")
+        assert (asked.signals["single"], bare.signals["single"]) == (0.0, 1.0)
+        assert asked.signals["p_answer"] > bare.signals["p_answer"]

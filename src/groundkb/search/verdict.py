@@ -20,7 +20,7 @@ For every search the engine measures a few signals (:class:`Signals`):
                 document of the top meaning first (two independent retrievers that
                 agree are right far more often than either alone)
 - ``exact``     the question is exactly the top hit's title or alias
-- ``single``    the question is one word
+- ``single``    the question is one word, and does not ask what it is
 
 Two small logistic models turn them into probabilities (weights are declared settings
 fitted by ``benchmarks/fit_verdict.py``; keyword and hybrid search have their own):
@@ -192,7 +192,9 @@ def measure(
     values = {
         "known": sum(s.weight for s in stats if s.known or s.typo) / total,
         "typo": sum(s.weight for s in stats if s.typo) / total,
-        "single": 1.0 if len(stats) == 1 else 0.0,
+        # a bare word ("blueprint") may mean anything it names; "what is a blueprint?"
+        # asks what the page on it says
+        "single": 1.0 if len(stats) == 1 and not parsed.definitional else 0.0,
         "terms": math.log(1 + len(stats)) / math.log(11),
     }
     unknown = tuple(
