@@ -18,8 +18,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from rapidfuzz import fuzz, process
-
 from ..store.base import DocSummary
 
 _PLACEHOLDER_START = ("-", "<", "[", "{", "$", "'", '"', "|", ">")
@@ -179,6 +177,8 @@ class CommandIndex:
         ]
         if not pool:
             pool = list(self._display.values())
+        from rapidfuzz import fuzz, process  # only a search that suggests needs it
+
         found = process.extract(typed, pool, scorer=fuzz.token_set_ratio, limit=limit * 3)
         ranked = sorted(found, key=lambda m: (-m[1], fuzz.ratio(typed, m[0]) * -1))
         return tuple(name for name, score, _ in ranked[:limit] if score >= 40)

@@ -26,7 +26,6 @@ import functools
 import hashlib
 import logging
 import os
-import pickle
 import stat
 import sys
 import time
@@ -67,6 +66,8 @@ def snapshot_path(content: str) -> Path:
 
 def load(path: Path) -> Derived | None:
     """The derived data kept at ``path``, or None (none there, or not to be trusted)."""
+    import pickle  # only a process that reads or keeps one needs it
+
     try:
         with path.open("rb") as fh:
             st = os.fstat(fh.fileno())
@@ -89,6 +90,8 @@ def load(path: Path) -> Derived | None:
 def save(path: Path, derived: Derived) -> None:
     """Keep ``derived`` at ``path`` and forget the oldest snapshots past
     :data:`KEEP_FILES`; a cache folder that cannot be written is no error."""
+    import pickle
+
     try:
         data = pickle.dumps(derived, protocol=pickle.HIGHEST_PROTOCOL)
         write_atomic(path, data, mode=0o600)

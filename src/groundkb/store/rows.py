@@ -15,9 +15,6 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from rapidfuzz import process
-from rapidfuzz.distance import OSA
-
 from ..analyze.text import analyzed_fields
 from ..errors import InvalidInput
 from ..models import Chunk, Document, Example
@@ -221,6 +218,9 @@ def similar(
     """Terms within ``max_edits`` edits (optimal string alignment) of ``word``, nearest
     first, then in the order of ``terms`` (code-point order): ``Store.similar_terms``
     over a loaded vocabulary."""
+    from rapidfuzz import process  # only a word the index lacks needs it
+    from rapidfuzz.distance import OSA
+
     found = process.extract(word, terms, scorer=OSA.distance, score_cutoff=max_edits, limit=None)
     return [SimilarTerm(t, int(d), df[t]) for t, d, _ in found]
 
