@@ -17,7 +17,12 @@ is it in scope (its right verdict is not no_match). Then, per mode:
   labelled verdict sets (Orbit, API, Python docs) while false answers on their questions with no
   answer stay at or below 2 % and at least 85 % of the answers given there, and on the
   tldr pages (real CLI command pages), are right. The other retrieval sets are
-  reported, not tuned on.
+  reported, not tuned on;
+- the dominant-match threshold: the P(answer) from which a top meaning that the next
+  two cannot rival (``dominates`` in search/verdict.py) answers, chosen the same way once
+  the other thresholds are (1.0, never, unless a lower one does better). With
+  ``--declared`` the declared models and thresholds are kept and only this one is
+  fitted (and chosen again with each set left out).
 
 Prints the settings to declare and writes ``benchmarks/results/verdict_fit.json``.
 
@@ -294,8 +299,11 @@ def scope_label(r: Row) -> bool:
 RULE = "scope-first"  # or "answer-first" (--rule)
 
 
-def decide(r: Row, scope: dict[str, float], answer: dict[str, float], ts: float, ta: float) -> str:
-    """The verdict the engine would give with these models (see search/verdict.py).
+def decide(
+    r: Row, scope: dict[str, float], answer: dict[str, float], ts: float, ta: float, td: float = 1.0
+) -> str:
+    """The verdict the engine would give with these models (see search/verdict.py);
+    ``td``: the P(answer) from which a dominant top meaning answers.
 
     ``scope-first``: P(scope) below its threshold says no_match before P(answer) is
     asked. ``answer-first``: a top hit that P(answer) says answers makes the question
@@ -305,7 +313,9 @@ def decide(r: Row, scope: dict[str, float], answer: dict[str, float], ts: float,
         return r.verdict  # a command look-up or a multi-intent answer: no model decided
     if r.reason in ("empty_query", "no_hits"):
         return "no_match"
-    answers = r.reason in ("exact_title", "definition") or prob(answer, r.x) >= ta
+    p = prob(answer, r.x)
+    answers = r.reason in ("exact_title", "definition") or p >= ta
+    answers = answers or (bool(r.x.get("dominant")) and p >= td)
     if RULE == "answer-first" and answers:
         return "answer"
     if prob(scope, r.x) < ts:
@@ -375,6 +385,48 @@ def thresholds(
     return best[1], best[2]
 
 
+def dominant_threshold(
+    by_set: dict[str, list[Row]],
+    scope: dict[str, float],
+    answer: dict[str, float],
+    ts: float,
+    ta: float,
+) -> float:
+    """The lowest P(answer) from which a dominant top meaning answers, chosen like the
+    other thresholds: the best accuracy on the labelled sets while false answers there
+    stay at or below 2 % and at least 85 % of the answers there and on the tldr pages
+    are right; 1.0 (never) when no lower one does better."""
+    labelled = [r for s in LABELLED if s in by_set for r in by_set[s]]
+    pages = by_set.get("tldr_pages", [])
+    best = (
+        outcome(labelled, [decide(r, scope, answer, ts, ta) for r in labelled])["accuracy"],
+        1.0,
+    )
+    for td in [round(0.05 * i, 2) for i in range(4, 20)]:
+        if td >= ta:
+            break
+        o = outcome(labelled, [decide(r, scope, answer, ts, ta, td) for r in labelled])
+        if o["false_answers"] > MAX_FALSE_ANSWERS or not o["precision"] >= MIN_PRECISION:
+            continue
+        if pages:
+            p = outcome(pages, [decide(r, scope, answer, ts, ta, td) for r in pages])
+            if not p["precision"] >= MIN_PRECISION:
+                continue
+        if o["accuracy"] > best[0]:
+            best = (o["accuracy"], td)
+    return best[1]
+
+
+def declared(mode: str) -> tuple[dict[str, float], dict[str, float], float, float]:
+    """The declared models of ``mode`` (settings) as (scope, answer, ts, ta)."""
+    from groundkb.search.verdict import model_from_settings
+
+    m = model_from_settings(Settings(), mode)
+    scope = {"bias": 0.0, **m.scope.weights}
+    answer = {"bias": 0.0, **m.answer.weights}
+    return scope, answer, m.scope.threshold, m.answer.threshold
+
+
 def text(model: dict[str, float], threshold: float) -> str:
     parts = [f"{k}={v:.2f}" for k, v in model.items() if k == "bias" or abs(v) >= 0.005]
     return " ".join([f"threshold={threshold:.2f}", *parts])
@@ -389,6 +441,11 @@ def main() -> int:
     ap.add_argument("--grid", action="store_true", help="print the threshold grid")
     ap.add_argument("--rule", choices=("scope-first", "answer-first"), default="scope-first")
     ap.add_argument("--out", type=Path, default=RESULTS, help="where the report goes")
+    ap.add_argument(
+        "--declared",
+        action="store_true",
+        help="keep the declared models and thresholds; fit only the dominant-match threshold",
+    )
     args = ap.parse_args()
     RULE = args.rule
     if not EVAL.is_dir():
@@ -408,31 +465,44 @@ def main() -> int:
         labelled = [r for r in rows if r.set in LABELLED]
         features = [f for f in ANSWER_FEATURES if mode != "keyword" or f not in HYBRID_ONLY]
         scope_features = [f for f in SCOPE_FEATURES if mode != "keyword" or f not in HYBRID_ONLY]
-        answer = fit(rows, features, answer_label)
-        scope = fit(labelled, scope_features, scope_label)
-        if args.grid:
-            grid_table(by_set, scope, answer)
-        ts, ta = thresholds(by_set, scope, answer)
+        if args.declared:
+            scope, answer, ts, ta = declared(mode)
+        else:
+            answer = fit(rows, features, answer_label)
+            scope = fit(labelled, scope_features, scope_label)
+            if args.grid:
+                grid_table(by_set, scope, answer)
+            ts, ta = thresholds(by_set, scope, answer)
+        td = dominant_threshold(by_set, scope, answer, ts, ta)
         report: dict[str, Any] = {
             "answer_model": text(answer, ta),
             "scope_model": text(scope, ts),
+            "dominant_threshold": td,
             "sets": {},
         }
         for name, rs in by_set.items():
             # leave this set out: models and thresholds fitted on the others
             rest = {k: v for k, v in by_set.items() if k != name}
             rest_rows = [r for v in rest.values() for r in v if r.x]
-            a = fit(rest_rows, features, answer_label)
-            rest_labelled = [r for r in rest_rows if r.set in LABELLED]
-            s = fit(rest_labelled, scope_features, scope_label) if rest_labelled else scope
-            lts, lta = thresholds(rest, s, a) if any(k in rest for k in LABELLED) else (ts, ta)
+            if args.declared:
+                s, a, lts, lta = scope, answer, ts, ta
+            else:
+                a = fit(rest_rows, features, answer_label)
+                rest_labelled = [r for r in rest_rows if r.set in LABELLED]
+                s = fit(rest_labelled, scope_features, scope_label) if rest_labelled else scope
+                lts, lta = thresholds(rest, s, a) if any(k in rest for k in LABELLED) else (ts, ta)
+            ltd = (
+                dominant_threshold(rest, s, a, lts, lta) if any(k in rest for k in LABELLED) else td
+            )
             scored = [r for r in rs if r.x]
             probs = [prob(a, r.x) for r in scored]
             order = sorted(range(len(scored)), key=lambda i: -probs[i])
             top = order[: max(1, len(order) // 5)]
             report["sets"][name] = {
-                "fitted_on_all": outcome(rs, [decide(r, scope, answer, ts, ta) for r in rs]),
-                "left_out": outcome(rs, [decide(r, s, a, lts, lta) for r in rs]),
+                "fitted_on_all": outcome(rs, [decide(r, scope, answer, ts, ta, td) for r in rs]),
+                "left_out": outcome(rs, [decide(r, s, a, lts, lta, ltd) for r in rs]),
+                "left_out_dominant_threshold": ltd,
+                "without_dominant": outcome(rs, [decide(r, scope, answer, ts, ta) for r in rs]),
                 "left_out_auc": round(auc(probs, [answer_label(r) for r in scored]), 4),
                 "left_out_precision_at_20pct": round(
                     float(np.mean([answer_label(scored[i]) for i in top])), 4
@@ -443,7 +513,9 @@ def main() -> int:
         print(f"\n[{mode}]")
         print(f'verdict_answer_{suffix} = "{report["answer_model"]}"')
         print(f'verdict_scope_{suffix} = "{report["scope_model"]}"')
+        print(f"verdict_dominant_{suffix} = {td}")
         for name, r in report["sets"].items():
+            print(f"  {name:11} without the dominant match: {r['without_dominant']}")
             print(f"  {name:11} all: {r['fitted_on_all']}")
             print(
                 f"  {'':11} out: {r['left_out']} auc={r['left_out_auc']} "

@@ -14,12 +14,21 @@ from click.testing import CliRunner
 from mcp import Client
 
 from groundkb import KnowledgeBase, SearchResult, Settings
+from groundkb.analyze.text import Analyzer
 from groundkb.answer.tooloutput import compact_search
 from groundkb.errors import ConfigError
 from groundkb.evaluate_verdicts import evaluate_verdicts, read_questions
 from groundkb.search.engine import _named_sources
-from groundkb.search.meaning import group_meanings
-from groundkb.search.verdict import Logistic, model_from_settings
+from groundkb.search.meaning import Meaning, group_meanings
+from groundkb.search.verdict import (
+    Logistic,
+    Scored,
+    Signals,
+    VerdictModel,
+    decide,
+    dominates,
+    model_from_settings,
+)
 from groundkb.serve.cli import cli
 from groundkb.serve.mcp import build_server
 from groundkb.serve.render import search_text
@@ -757,3 +766,44 @@ def test_asking_what_a_thing_is_is_no_bare_word(tmp_path: Path, embedder: str) -
         bare = kb.search("blueprint")
         assert (asked.signals["single"], bare.signals["single"]) == (0.0, 1.0)
         assert asked.signals["p_answer"] > bare.signals["p_answer"]
+
+
+def _scored(doc: str, matched: tuple[str, ...], cover: float, rank: float) -> Scored:
+    summary = DocSummary(doc, "s", "page", "", doc.title(), "", (), (), "", "")
+    match = KeywordMatch(f"{doc}#0", doc, 0, rank, {}, "", "", "", summary, "")
+    return Scored(match, rank, cover, matched, True, "", False, ())
+
+
+def test_a_top_that_matches_all_its_rivals_match_and_more_answers_from_a_lower_threshold() -> None:
+    """ "tag a task as a bug": Task labels matches tag, task and bug; Create a Task and
+    Tasks match task alone. They explain part of what it explains, so they are no
+    alternative to offer; "delete" matching a task page and a project page equally is."""
+    labels = _scored("labels", ("tag", "task", "bug"), 0.8, 1.0)
+    create = _scored("create-task", ("task",), 0.3, 0.9)
+    tasks = _scored("tasks", ("task",), 0.3, 0.85)
+    assert dominates(
+        Meaning(labels, (labels,)), [Meaning(create, (create,)), Meaning(tasks, (tasks,))]
+    )
+    projects = _scored("projects", ("delete",), 0.5, 0.95)
+    deleting = _scored("delete-task", ("delete",), 0.5, 1.0)
+    assert not dominates(Meaning(deleting, (deleting,)), [Meaning(projects, (projects,))])
+    assert not dominates(Meaning(labels, (labels,)), [Meaning(projects, (projects,))])
+
+    parsed = Analyzer().parse("tag a task as a bug")
+    meanings = tuple(Meaning(s, (s,)) for s in (labels, create, tasks))
+    values = {"cover": 0.8, "lead": 0.1, "dominant": 1.0}
+    answer = Logistic({"bias": 0.0}, threshold=0.7)  # P(answer) = 0.5 whatever the signals
+    model = VerdictModel(Logistic({"bias": 5.0}), answer, option_lead=0.35, dominant=0.45)
+    verdict, _ = decide(parsed, Signals(values, meanings), model, True)
+    assert (verdict.kind, verdict.reason) == ("answer", "dominant_match")
+    assert verdict.message.startswith("Answer from Labels")
+    higher = VerdictModel(Logistic({"bias": 5.0}), answer, option_lead=0.35, dominant=0.55)
+    assert decide(parsed, Signals(values, meanings), higher, True)[0].kind == "clarify"
+    rivals = {**values, "dominant": 0.0}
+    assert decide(parsed, Signals(rivals, meanings), model, True)[0].reason == "ambiguous"
+
+
+def test_the_dominant_match_threshold_is_a_checked_setting() -> None:
+    assert model_from_settings(Settings(verdict_dominant_hybrid=0.5), "hybrid").dominant == 0.5
+    with pytest.raises(ConfigError):
+        model_from_settings(Settings(verdict_dominant_keyword=1.5), "keyword")

@@ -23,6 +23,7 @@ VerdictReason = Literal[
     "definition",
     "strong_match",
     "semantic_match",
+    "dominant_match",
     "multi_intent",
     # clarify
     "ambiguous",

@@ -39,6 +39,12 @@ VERDICT_ANSWER_KEYWORD = (
 VERDICT_SCOPE_HYBRID = (
     "threshold=0.80 bias=-1.93 known=1.40 cover=1.45 name=1.69 phrase=0.69 cosine=3.34"
 )
+# P(answer) from which a top meaning that the next two cannot rival (search/verdict.py,
+# ``dominates``) answers: fitted by benchmarks/fit_verdict.py --declared for the models
+# above. Hybrid: 1.0 (never), since every lower threshold answered the tldr pages less
+# precisely (docs/benchmarks.md, nineteenth stop).
+VERDICT_DOMINANT_KEYWORD = 0.65
+VERDICT_DOMINANT_HYBRID = 1.0
 VERDICT_ANSWER_HYBRID = (
     "threshold=0.60 bias=-5.00 cover=2.00 phrase=1.34 lead=1.88 cover_lead=2.74 cosine=1.34"
     " cosine_lead=2.19 exact=0.47 single=-4.65 terms=2.89 agree=0.56"
@@ -184,6 +190,20 @@ SETTINGS: tuple[Setting, ...] = (
         str,
         VERDICT_ANSWER_HYBRID,
         "P(the top hit answers), hybrid search: logistic weights " + FITTED_ON,
+    ),
+    Setting(
+        "verdict_dominant_keyword",
+        float,
+        VERDICT_DOMINANT_KEYWORD,
+        "P(answer) from which a top hit that matches every word the next two match, and "
+        "more, answers (keyword search; 1.0: never). Fitted by benchmarks/fit_verdict.py.",
+    ),
+    Setting(
+        "verdict_dominant_hybrid",
+        float,
+        VERDICT_DOMINANT_HYBRID,
+        "P(answer) from which a top hit that matches every word the next two match, and "
+        "more, answers (hybrid search; 1.0: never). Fitted by benchmarks/fit_verdict.py.",
     ),
     Setting(
         "option_lead", float, 0.35, "Meanings within this relative lead of the top are options."
@@ -439,6 +459,8 @@ class Settings:
     verdict_answer_keyword: str = VERDICT_ANSWER_KEYWORD
     verdict_scope_hybrid: str = VERDICT_SCOPE_HYBRID
     verdict_answer_hybrid: str = VERDICT_ANSWER_HYBRID
+    verdict_dominant_keyword: float = VERDICT_DOMINANT_KEYWORD
+    verdict_dominant_hybrid: float = VERDICT_DOMINANT_HYBRID
     option_lead: float = 0.35
     typo_correction: bool = True
     ubiquitous_share: float = 0.8

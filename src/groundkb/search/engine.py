@@ -575,7 +575,7 @@ class Searcher:
         meanings = [Meaning(scored[g.lead], tuple(scored[i] for i in g.items)) for g in groups]
         signals = measure(parsed, stats, scored, families, bool(matches), firsts, meanings)
         verdict, signals = decide(parsed, signals, model, bool(matches))
-        if none_answers and verdict.reason in ("strong_match", "semantic_match"):
+        if none_answers and verdict.reason in ("strong_match", "semantic_match", "dominant_match"):
             verdict = model_doubts(verdict, scored[0], signals)
         if verdict.reason in ("definition", "exact_title"):
             scored = lead_first(scored)

@@ -21,6 +21,8 @@ For every search the engine measures a few signals (:class:`Signals`):
                 agree are right far more often than either alone)
 - ``exact``     the question is exactly the top hit's title or alias
 - ``single``    the question is one word, and does not ask what it is
+- ``dominant``  the next two meanings match only words the top meaning matches too, and
+                cover less of the question: the top is the one that explains it
 
 Two small logistic models turn them into probabilities (weights are declared settings
 fitted by ``benchmarks/fit_verdict.py``; keyword and hybrid search have their own):
@@ -32,7 +34,9 @@ Then: no question words → no_match (empty_query); nothing matched → no_match
 (no_hits); ``P(scope)`` below its threshold → no_match (unknown_terms when unseen words
 decided, else below_threshold); the question is exactly one meaning's title or alias, or
 defines a thing titled so → answer (exact_title, definition); ``P(answer)`` at or above its
-threshold → answer (strong_match, or semantic_match when the cosine decided);
+threshold → answer (strong_match, or semantic_match when the cosine decided); a dominant
+top meaning with ``P(answer)`` at or above the lower ``dominant`` threshold → answer
+(dominant_match: the other candidates explain only part of what it explains);
 else clarify: ambiguous with the competing meanings as options, or weak ("is this what
 you mean?"), or no_title_or_keyword_hit when only body text matched. The thresholds are
 chosen so that false answers on unanswerable development questions stay at or below 2 %.
@@ -154,6 +158,7 @@ class VerdictModel:
     scope: Logistic
     answer: Logistic
     option_lead: float  # meanings within this relative lead of the top are options
+    dominant: float = 1.0  # P(answer) from which a dominant top meaning answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +220,7 @@ def measure(
         values["name"] = max(s.name_share for s in top.items)
         values["exact"] = 1.0 if lead.exact else 0.0
         values["phrase"] = max(longest_run(parsed.asked, s.match) for s in top.items[:3])
+    values["dominant"] = 1.0 if keyword_matched and dominates(top, meanings[1:3]) else 0.0
     if len(meanings) > 1:
         second = meanings[1].lead
         r1, r2 = lead.rank, second.rank
@@ -227,6 +233,20 @@ def measure(
         values["cosine_lead"] = values["cosine"]
         values["cover_lead"] = values.get("cover", 0.0)
     return Signals(values, tuple(meanings), unknown=unknown)
+
+
+def dominates(top: Meaning[Scored], others: Sequence[Meaning[Scored]]) -> bool:
+    """Whether every one of ``others`` matches only words ``top`` matches too, and covers
+    less of the question: "tag a task as a bug" finds Task labels (tag, task, bug) before
+    Create a Task (task) and Tasks (task); each of those explains part of what the first
+    explains, so they are no alternative to it. Two meanings that match the same words
+    equally ("delete": a task or a project) are."""
+    words = {w for s in top.items for w in s.matched}
+    cover = max(s.score for s in top.items)
+    return all(
+        {w for s in m.items for w in s.matched} <= words and max(s.score for s in m.items) < cover
+        for m in others
+    )
 
 
 def longest_run(tokens: Sequence[str], m: KeywordMatch) -> float:
@@ -427,6 +447,22 @@ def decide(
             Verdict("answer", round(p_answer, 4), kind, message, evidence=_why(model.answer, x)),
             out,
         )
+    if x.get("dominant") and p_answer >= model.dominant and len(named) <= 1:
+        section = _option(top).section
+        return (
+            Verdict(
+                "answer",
+                round(p_answer, 4),
+                "dominant_match",
+                f"Answer from {f'{title} > {section}' if section else title} (the other "
+                "results match only part of what it matches).",
+                evidence=(
+                    "the other results match only part of what it matches",
+                    *_why(model.answer, x),
+                ),
+            ),
+            out,
+        )
     confidence = round(p_scope * (1 - p_answer), 4)
     floor = (1 - model.option_lead) * top.rank
     close = [m.lead for m in meanings[:3] if m.lead.rank >= floor and m.lead.rank > 0]
@@ -527,14 +563,19 @@ def model_from_settings(settings: Settings, mode: str) -> VerdictModel:
     """The verdict model for ``mode`` (keyword, or else the hybrid one) from settings."""
     if mode == "keyword":
         scope, answer = settings.verdict_scope_keyword, settings.verdict_answer_keyword
-        names = ("verdict_scope_keyword", "verdict_answer_keyword")
+        dominant = settings.verdict_dominant_keyword
+        names = ("verdict_scope_keyword", "verdict_answer_keyword", "verdict_dominant_keyword")
     else:
         scope, answer = settings.verdict_scope_hybrid, settings.verdict_answer_hybrid
-        names = ("verdict_scope_hybrid", "verdict_answer_hybrid")
+        dominant = settings.verdict_dominant_hybrid
+        names = ("verdict_scope_hybrid", "verdict_answer_hybrid", "verdict_dominant_hybrid")
+    if not 0.0 <= dominant <= 1.0:
+        raise ConfigError(f"{names[2]} must be a probability between 0 and 1, not {dominant}")
     return VerdictModel(
         scope=Logistic.parse(scope, names[0]),
         answer=Logistic.parse(answer, names[1]),
         option_lead=settings.option_lead,
+        dominant=dominant,
     )
 
 
@@ -547,6 +588,7 @@ __all__ = [
     "VerdictModel",
     "command_verdict",
     "decide",
+    "dominates",
     "measure",
     "model_doubts",
     "model_from_settings",
