@@ -135,3 +135,14 @@ def test_only_the_most_recently_used_snapshots_are_kept(
             assert kb.ingest(EXAMPLES / "entries", source="commands").ok
             kb.search("helios gw users list")
     assert len(list((tmp_path / "cache" / "derived").glob("*.pickle"))) == 2
+
+
+def test_an_index_in_memory_keeps_nothing_between_processes(
+    builds: list[str], tmp_path: Path
+) -> None:
+    with KnowledgeBase.open(":memory:", Settings()) as kb:
+        assert kb.store.content_token() is None
+        assert kb.ingest(EXAMPLES / "entries", source="commands").ok
+        assert kb.search("helios gw users list").verdict.kind == "answer"
+    assert len(builds) == 1
+    assert not list((tmp_path / "cache").glob("derived/*.pickle"))

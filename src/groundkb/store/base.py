@@ -223,8 +223,8 @@ class Store(Protocol):
         on the same content: it changes with every committed write that
         :meth:`change_token` counts and never comes back, so a cache kept between
         processes may be keyed on it (``search/snapshot.py``). None when this index has
-        none (a file opened read-only that no writer of this version marked yet). Cheap
-        (one small read)."""
+        none (a file opened read-only that no writer of this version marked yet, or an
+        index in memory). Cheap (one small read)."""
         ...
 
     def stats(self) -> Stats:

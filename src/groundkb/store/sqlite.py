@@ -245,8 +245,9 @@ class SQLiteStore:
             return f"{version}.{self._commits}"
 
     def content_token(self) -> str | None:
-        db, lock = (self._db, self._lock) if self._token_db is None else (
-            self._token_db, self._token_lock)  # fmt: skip
+        if self._token_db is None:  # an index in memory: nothing outlives the process
+            return None
+        db, lock = self._token_db, self._token_lock
         with lock:
             try:
                 row = db.execute("SELECT value FROM meta WHERE key = 'content'").fetchone()
