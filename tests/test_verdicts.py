@@ -14,19 +14,13 @@ from click.testing import CliRunner
 from mcp import Client
 
 from groundkb import KnowledgeBase, SearchResult, Settings
-from groundkb.analyze.text import Analyzer
 from groundkb.answer.tooloutput import compact_search
 from groundkb.errors import ConfigError
 from groundkb.evaluate_verdicts import evaluate_verdicts, read_questions
 from groundkb.search.engine import _named_sources
-from groundkb.search.meaning import Meaning, group_meanings
+from groundkb.search.meaning import group_meanings
 from groundkb.search.verdict import (
     Logistic,
-    Scored,
-    Signals,
-    VerdictModel,
-    decide,
-    dominates,
     model_from_settings,
 )
 from groundkb.serve.cli import cli
@@ -48,6 +42,20 @@ def pages_kb(tmp_path: Path, pages: dict[str, str], **settings: str) -> Iterator
     options = {"embedder": "none", **settings}
     with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), **options)) as kb:
         assert kb.ingest(docs, source="docs").ok
+        yield kb
+
+
+@contextmanager
+def pages_and_commands_kb(
+    tmp_path: Path, pages: dict[str, str], commands: str
+) -> Iterator[KnowledgeBase]:
+    """A keyword-only knowledge base over Markdown ``pages`` (source ``docs``) and a
+    command catalog ``commands`` in the entry schema (source ``cli``)."""
+    cli = tmp_path / "cli"
+    cli.mkdir()
+    (cli / "commands.yaml").write_text(commands)
+    with pages_kb(tmp_path, pages) as kb:
+        assert kb.ingest(cli, source="cli").ok
         yield kb
 
 
@@ -352,25 +360,19 @@ def test_a_page_named_like_a_command_entry_is_not_offered_beside_it(tmp_path: Pa
     """The entry of ``kb projects archive`` has the alias "archive a project", the how-to's
     title: one thing, though the section of the how-to that matched does not show the
     command, so a clarification names it once."""
-    docs, cli = tmp_path / "docs", tmp_path / "cli"
-    docs.mkdir()
-    cli.mkdir()
-    (docs / "archive.md").write_text(
-        "# Archive a project\n\nArchive a project when its work is done.\n\n"
+    pages = {
+        "archive.md": "# Archive a project\n\nArchive a project when its work is done.\n\n"
         "## What happens to an archived project\n\n"
-        "It becomes read-only: nobody can edit its tasks, and it leaves the sidebar.\n"
-    )
-    (docs / "projects.md").write_text(
-        "# Projects\n\nA project holds tasks. An archived project is read-only.\n"
-    )
-    (cli / "commands.yaml").write_text(
+        "It becomes read-only: nobody can edit its tasks, and it leaves the sidebar.\n",
+        "projects.md": "# Projects\n\nA project holds tasks. An archived project is read-only.\n",
+    }
+    commands = (
         "entries:\n  - id: cmd-projects-archive\n    type: command\n"
         "    title: Archive a Project\n    category: cli\n    command: kb projects archive\n"
         "    aliases: [kb projects archive, archive a project]\n"
         "    content: |\n      Archives a project: it becomes read-only.\n"
     )
-    with KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none")) as kb:
-        assert kb.ingest(docs, source="docs").ok and kb.ingest(cli, source="cli").ok
+    with pages_and_commands_kb(tmp_path, pages, commands) as kb:
         r = kb.search("read-only project")
         assert "archive" in [h.doc_id for h in r.hits]
         assert (r.verdict.kind, r.verdict.reason) == ("clarify", "ambiguous")
@@ -380,29 +382,25 @@ def test_a_page_named_like_a_command_entry_is_not_offered_beside_it(tmp_path: Pa
 def test_a_command_a_leading_page_shows_further_down_does_not_compete_with_it(
     tmp_path: Path,
 ) -> None:
-    docs, cli = tmp_path / "docs", tmp_path / "cli"
-    docs.mkdir()
-    cli.mkdir()
-    (docs / "reports.md").write_text(
-        "# Reports\n\nReports show how a project is going.\n\n## Burndown chart\n\n"
+    pages = {
+        "reports.md": "# Reports\n\nReports show how a project is going.\n\n## Burndown chart\n\n"
         "The burndown chart shows the work left in a sprint, day by day.\n\n"
         "## Exporting a report\n\nExport any report as CSV:\n\n"
         "```\nkb reports export burndown --project WEB --format csv\n```\n"
-    )
-    (cli / "commands.yaml").write_text(
+    }
+    commands = (
         "entries:\n  - id: cmd-reports-export\n    type: command\n"
         "    title: Export a report\n    category: cli\n    command: kb reports export\n"
         "    content: |\n      Export a report, such as the burndown chart, as CSV.\n\n"
         "      Example: export the burndown chart of WEB\n\n"
         "      ```\n      kb reports export burndown --project WEB\n      ```\n"
     )
-    kb = KnowledgeBase.open(settings=Settings(db=str(tmp_path / "kb.db"), embedder="none"))
-    assert kb.ingest(docs, source="docs").ok and kb.ingest(cli, source="cli").ok
-    r = kb.search("burndown chart")
-    assert [h.doc_id for h in r.hits[:2]] == ["reports", "cmd-reports-export"]
-    # the page's export section shows the command: one meaning, nothing to tell apart
-    assert r.signals["lead"] == 1.0
-    assert (r.verdict.kind, r.verdict.reason) == ("answer", "strong_match")
+    with pages_and_commands_kb(tmp_path, pages, commands) as kb:
+        r = kb.search("burndown chart")
+        assert [h.doc_id for h in r.hits[:2]] == ["reports", "cmd-reports-export"]
+        # the page's export section shows the command: one meaning, nothing to tell apart
+        assert r.signals["lead"] == 1.0
+        assert (r.verdict.kind, r.verdict.reason) == ("answer", "strong_match")
 
 
 @pytest.mark.parametrize("embedder", ["none", "hashing"])
@@ -768,39 +766,32 @@ def test_asking_what_a_thing_is_is_no_bare_word(tmp_path: Path, embedder: str) -
         assert asked.signals["p_answer"] > bare.signals["p_answer"]
 
 
-def _scored(doc: str, matched: tuple[str, ...], cover: float, rank: float) -> Scored:
-    summary = DocSummary(doc, "s", "page", "", doc.title(), "", (), (), "", "")
-    match = KeywordMatch(f"{doc}#0", doc, 0, rank, {}, "", "", "", summary, "")
-    return Scored(match, rank, cover, matched, True, "", False, ())
-
-
-def test_a_top_that_matches_all_its_rivals_match_and_more_answers_from_a_lower_threshold() -> None:
+def test_a_top_that_matches_all_its_rivals_match_and_more_answers_from_a_lower_threshold(
+    tmp_path: Path,
+) -> None:
     """ "tag a task as a bug": Task labels matches tag, task and bug; Create a Task and
     Tasks match task alone. They explain part of what it explains, so they are no
-    alternative to offer; "delete" matching a task page and a project page equally is."""
-    labels = _scored("labels", ("tag", "task", "bug"), 0.8, 1.0)
-    create = _scored("create-task", ("task",), 0.3, 0.9)
-    tasks = _scored("tasks", ("task",), 0.3, 0.85)
-    assert dominates(
-        Meaning(labels, (labels,)), [Meaning(create, (create,)), Meaning(tasks, (tasks,))]
-    )
-    projects = _scored("projects", ("delete",), 0.5, 0.95)
-    deleting = _scored("delete-task", ("delete",), 0.5, 1.0)
-    assert not dominates(Meaning(deleting, (deleting,)), [Meaning(projects, (projects,))])
-    assert not dominates(Meaning(labels, (labels,)), [Meaning(projects, (projects,))])
-
-    parsed = Analyzer().parse("tag a task as a bug")
-    meanings = tuple(Meaning(s, (s,)) for s in (labels, create, tasks))
-    values = {"cover": 0.8, "lead": 0.1, "dominant": 1.0}
-    answer = Logistic({"bias": 0.0}, threshold=0.7)  # P(answer) = 0.5 whatever the signals
-    model = VerdictModel(Logistic({"bias": 5.0}), answer, option_lead=0.35, dominant=0.45)
-    verdict, _ = decide(parsed, Signals(values, meanings), model, True)
-    assert (verdict.kind, verdict.reason) == ("answer", "dominant_match")
-    assert verdict.message.startswith("Answer from Labels")
-    higher = VerdictModel(Logistic({"bias": 5.0}), answer, option_lead=0.35, dominant=0.55)
-    assert decide(parsed, Signals(values, meanings), higher, True)[0].kind == "clarify"
-    rivals = {**values, "dominant": 0.0}
-    assert decide(parsed, Signals(rivals, meanings), model, True)[0].reason == "ambiguous"
+    alternative to offer; "delete" matching a task page and a project page alike is."""
+    pages = {
+        "labels.md": "# Task labels\n\nTag a task with labels such as bug or feature.\n",
+        "create.md": "# Create a Task\n\nCreate a task in a project from the board.\n",
+        "tasks.md": "# Tasks\n\nA task is one piece of work in a project.\n",
+        "delete-task.md": "# Delete a task\n\nDelete removes it for good.\n",
+        "delete-project.md": "# Delete a project\n\nDelete removes it for good.\n",
+    }
+    # an answer threshold above this search's P(answer) (0.86), the dominant one below
+    strict = Settings().verdict_answer_keyword.replace("threshold=0.70", "threshold=0.95")
+    with pages_kb(tmp_path, pages, verdict_answer_keyword=strict) as kb:
+        r = kb.search("tag a task as a bug")
+        assert r.signals["dominant"] == 1.0 and r.hits[0].doc_id == "labels"
+        assert 0.65 <= r.signals["p_answer"] < 0.95
+        assert (r.verdict.kind, r.verdict.reason) == ("answer", "dominant_match")
+        assert r.verdict.message.startswith("Answer from Task labels")
+        delete = kb.search("delete")
+        assert delete.signals["dominant"] == 0.0 and delete.verdict.kind == "clarify"
+    never = Settings(embedder="none", verdict_answer_keyword=strict, verdict_dominant_keyword=1.0)
+    with KnowledgeBase.open(tmp_path / "kb.db", never) as kb:
+        assert kb.search("tag a task as a bug").verdict.kind == "clarify"
 
 
 def test_the_dominant_match_threshold_is_a_checked_setting() -> None:

@@ -454,10 +454,10 @@ def decide(
                 "answer",
                 round(p_answer, 4),
                 "dominant_match",
-                f"Answer from {f'{title} > {section}' if section else title} (the other "
-                "results match only part of what it matches).",
+                f"Answer from {f'{title} > {section}' if section else title} (no other "
+                "result matches more than part of what it matches).",
                 evidence=(
-                    "the other results match only part of what it matches",
+                    "no other result matches more than part of what it matches",
                     *_why(model.answer, x),
                 ),
             ),
