@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 
 def default_cache_dir() -> Path:
@@ -22,11 +25,19 @@ def default_cache_dir() -> Path:
 def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder; the file
     gets permissions ``mode``."""
+    with open_atomic(path, mode) as fh:
+        fh.write(data)
+
+
+@contextmanager
+def open_atomic(path: Path, mode: int = 0o644) -> Iterator[BinaryIO]:
+    """A file to write that becomes ``path`` (with permissions ``mode``) when the block
+    ends without an error, and is removed when it raises: ``path`` is whole or absent."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        with os.fdopen(fd, "wb") as fh:  # mkstemp made it readable by its owner only
+            yield fh
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -34,4 +45,4 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
         raise
 
 
-__all__ = ["default_cache_dir", "write_atomic"]
+__all__ = ["default_cache_dir", "open_atomic", "write_atomic"]

@@ -12,7 +12,8 @@ a time anyway); other processes open their own and read while one writes (WAL).
   vocabulary (one that searches many times), from each phrase's scores kept in memory
   (``sqlite_kept.py``): the same candidates, several times faster for words asked before.
 - ``nearest`` multiplies a numpy matrix of every vector (``exact.py``), also built once
-  per change token.
+  per change token, and mapped from the cache folder where an earlier process kept it
+  for the same content (``kept_vectors.py``).
 - Both are rebuilt like the search engine's derived data (``refreshing.py``): after
   this store's own writes before the next read; after another process's, in the
   background at a bounded rate, the previous version answering meanwhile (so a server
@@ -28,6 +29,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -116,9 +118,10 @@ class SQLiteStore:
         # first letter -> (change token, its terms, their chunk counts): typo correction
         # before the whole vocabulary is loaded (``similar_terms``)
         self._letters: dict[str, tuple[str, list[str], dict[str, int]]] = {}
+        self._int8_vectors = int8_vectors
+        self._keep_matrix = True  # the first load may keep the matrix (``kept_vectors.py``)
         self._matrix: Refreshing[str, VectorMatrix] = Refreshing(
-            self.change_token,
-            lambda token: sqlite_vectors.load(self._query, token, self.embedder(), int8_vectors),
+            self.change_token, self._load_matrix
         )
         self.migrated: tuple[int, int] | None = None  # (before, after) when opening migrated
         if self.path != ":memory:":
@@ -660,6 +663,30 @@ class SQLiteStore:
 
     def _vectors(self) -> VectorMatrix:
         return self._matrix.get()
+
+    def _load_matrix(self, token: str) -> VectorMatrix:
+        """The matrix of every current vector: mapped from the cache folder where a
+        process kept it for this content (``kept_vectors.py``), else read from the index,
+        and kept when this is the store's first load and reading took long enough."""
+        embedder = self.embedder()
+        content = self.content_token() if embedder is not None else None
+        if embedder is None or content is None:
+            return sqlite_vectors.load(self._query, token, embedder, self._int8_vectors)
+        from . import kept_vectors  # numpy: only an index with vectors gets here
+
+        kept = kept_vectors.read(
+            kept_vectors.paths(content, embedder), token, embedder[1], self._int8_vectors
+        )
+        if kept is not None:
+            return kept
+        keep, self._keep_matrix = self._keep_matrix, False
+        started = time.perf_counter()
+        with self._snapshot():  # the content named and the vectors read in one state
+            named = self._query("SELECT value FROM meta WHERE key = 'content'")
+            matrix = sqlite_vectors.load(self._query, token, embedder, self._int8_vectors)
+        if keep and named and time.perf_counter() - started >= kept_vectors.KEEP_MIN_S:
+            kept_vectors.write(kept_vectors.paths(f"sqlite:{named[0][0]}", embedder), matrix)
+        return matrix
 
     def nearest(self, vector: bytes, filters: Filters, k: int) -> list[tuple[str, float]]:
         return self._vectors().nearest(vector, filters, k)
