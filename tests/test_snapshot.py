@@ -146,3 +146,16 @@ def test_an_index_in_memory_keeps_nothing_between_processes(
         assert kb.search("helios gw users list").verdict.kind == "answer"
     assert len(builds) == 1
     assert not list((tmp_path / "cache").glob("derived/*.pickle"))
+
+
+def test_a_document_summary_reads_back_whole_from_a_snapshot() -> None:
+    import pickle
+
+    from groundkb.store.base import DocSummary
+
+    every = DocSummary(
+        "stripe:POST /v1/refunds", "stripe", "api", "Refunds", "Create a refund",
+        "Refund a charge", ("refund",), ("PostRefunds",), "", "https://x/refunds",
+        "openapi.json", "create",
+    )  # fmt: skip
+    assert pickle.loads(pickle.dumps(every, protocol=pickle.HIGHEST_PROTOCOL)) == every

@@ -29,6 +29,7 @@ import importlib.util
 import marshal
 import re
 import sys
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -37,14 +38,36 @@ from ..cachedir import default_cache_dir, write_atomic
 
 _VERB_LINE = re.compile(r"\n([^,\n]+),verb,([^\n]+)")
 _FORM_LINE = re.compile(r"\n([^,\n]+),(?:noun|verb|adj|adv),")
-_CACHE_FORMAT = 3  # of the cached maps (``_verbs``)
+_CACHE_FORMAT = 4  # of the cached maps (``_verbs``)
+
+
+@dataclass(frozen=True, slots=True)
+class _Map:
+    """A map from strings to strings as two lists, the keys sorted: read back from the
+    cache as two lists of strings (a dict of lists took three times as long to unmarshal,
+    and every fresh process that parses a question reads it)."""
+
+    keys: list[str]
+    values: list[str]
+
+    @classmethod
+    def of(cls, items: dict[str, list[str]], sep: str) -> _Map:
+        keys = sorted(items)
+        return cls(keys, [sep.join(items[k]) for k in keys])
+
+    def get(self, key: str) -> str | None:
+        i = bisect_left(self.keys, key)
+        return self.values[i] if i < len(self.keys) and self.keys[i] == key else None
+
+
+_EMPTY = _Map([], [])
 
 
 @dataclass(frozen=True, slots=True)
 class _Verbs:
-    forms: frozenset[str]  # every verb form
-    lemmas: dict[str, list[str]]  # a regular form → its verbs
-    regular: dict[str, list[str]]  # a verb → its regular forms
+    forms: list[str]  # every verb form, sorted
+    lemmas: _Map  # a regular form → its verbs, one a line
+    regular: _Map  # a verb → its regular forms, one a line
     words: str = ""  # every form of a noun, verb, adjective or adverb, one a line
 
 
@@ -54,7 +77,7 @@ def _verbs() -> _Verbs:
     when it holds them for this version of the table."""
     table = _table()
     if table is None:
-        return _Verbs(frozenset(), {}, {})
+        return _Verbs([], _EMPTY, _EMPTY)
     st = table.stat()
     # marshal's format belongs to the Python version: one that reads another's rebuilds
     version = sys.implementation.cache_tag
@@ -62,28 +85,32 @@ def _verbs() -> _Verbs:
     kept = default_cache_dir() / "verb-forms.marshal"
     try:
         got = marshal.loads(kept.read_bytes())
-        if isinstance(got, tuple) and len(got) == 5 and got[0] == stamp:
-            return _Verbs(frozenset(got[1]), got[2], got[3], got[4])
+        if isinstance(got, tuple) and len(got) == 7 and got[0] == stamp:
+            _, forms, lemma_keys, lemma_values, verb_keys, verb_forms, words = got
+            return _Verbs(forms, _Map(lemma_keys, lemma_values), _Map(verb_keys, verb_forms), words)
     except (OSError, ValueError, EOFError, TypeError):
         pass
     try:
         text = "\n" + gzip.decompress(table.read_bytes()).decode("utf-8")
     except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError):
-        return _Verbs(frozenset(), {}, {})
-    forms: list[str] = []
+        return _Verbs([], _EMPTY, _EMPTY)
+    found: list[str] = []
     lemmas: dict[str, list[str]] = {}
     regular: dict[str, list[str]] = {}
     for form, lemma_text in _VERB_LINE.findall(text):
-        forms.append(form)
+        found.append(form)
         for lemma in lemma_text.split("/"):  # "'d" is a form of will and of have
             if form.startswith(lemma[:-1] if len(lemma) > 3 else lemma):
                 lemmas.setdefault(form, []).append(lemma)
                 regular.setdefault(lemma, []).append(form)
+    forms = sorted(set(found))
+    of, verbs = _Map.of(lemmas, "\n"), _Map.of(regular, "\n")
     # one string, split when a typo is first looked at: most searches never need it
     words = "\n".join(sorted({w.lower() for w in _FORM_LINE.findall(text)}))
     with contextlib.suppress(OSError):  # a read-only cache only costs reading the table
-        write_atomic(kept, marshal.dumps((stamp, forms, lemmas, regular, words)))
-    return _Verbs(frozenset(forms), lemmas, regular, words)
+        kept_maps = (stamp, forms, of.keys, of.values, verbs.keys, verbs.values, words)
+        write_atomic(kept, marshal.dumps(kept_maps))
+    return _Verbs(forms, of, verbs, words)
 
 
 def _table() -> Path | None:
@@ -107,16 +134,17 @@ def identity() -> str:
     return f"{table.resolve()}:{st.st_size}:{st.st_mtime_ns}"
 
 
+@cache
 def english_verbs() -> frozenset[str]:
     """Every word form the lexicon knows as a verb (empty without the lexicon)."""
-    return _verbs().forms
+    return frozenset(_verbs().forms)
 
 
 def base_verb(word: str) -> bool:
     """Whether ``word`` is a verb as a request names it: its base form ("close",
     "set"), not another form ("details", "logs", "sent"), which opens a question as a
     noun far more often. False without the lexicon."""
-    return word in _verbs().regular
+    return _verbs().regular.get(word) is not None
 
 
 @cache
@@ -135,19 +163,21 @@ def inflections(word: str) -> tuple[str, ...]:
     of = verbs.lemmas.get(word)
     if not of:
         return ()
-    return tuple(sorted({f for lemma in of for f in verbs.regular[lemma]} - {word}))
+    forms = {f for lemma in of.split("\n") for f in (verbs.regular.get(lemma) or "").split("\n")}
+    return tuple(sorted(forms - {word}))
 
 
 def lemma(word: str) -> str:
     """The verb ``word`` is a regular form of ("refunds" → refund), else ``word`` as it
     is (and without the lexicon)."""
     of = _verbs().lemmas.get(word)
-    return of[0] if of else word
+    return of.split("\n", 1)[0] if of else word
 
 
 def forget() -> None:
     """Drop the lexicon read so far (the next use reads it again)."""
     _verbs.cache_clear()
+    english_verbs.cache_clear()
     english_words.cache_clear()
     identity.cache_clear()
 
