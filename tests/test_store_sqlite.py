@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from groundkb import KnowledgeBase
+from groundkb import KnowledgeBase, Settings
 from groundkb.errors import IndexMismatch, StoreError
 from groundkb.models import Filters
 from groundkb.serve.cli import cli
@@ -296,3 +296,47 @@ def test_kept_scores_mb_bounds_the_memory_and_zero_turns_it_off(tmp_path: Path) 
         off = kb.search("invite a teammate to the workspace")
         assert kb.store._kept is None  # type: ignore[attr-defined]
     assert [(h.chunk_id, h.score) for h in off.hits] == [(h.chunk_id, h.score) for h in on.hits]
+
+
+def test_a_warmed_up_process_reads_ahead_every_word_and_row_that_fits(tmp_path: Path) -> None:
+    """``KnowledgeBase.warm`` has the SQLite store keep the scores of every word a
+    question can search alone and the chunks' rows (``read_ahead``): a question of single
+    words then reads no unit from FTS5 and gets what FTS5 gives. Half of each budget at
+    most, most frequent words first; words past ``max_chunks`` chunks are left to pairs."""
+    from groundkb.store.base import KeywordQuery
+    from groundkb.store.sqlite import SQLiteStore
+    from groundkb.store.sqlite_kept import KeptScores
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    words = ["deploy", "service", "token", "rotate", "backup", "restore", "quota", "alert"]
+    for i in range(30):
+        picked = " ".join(words[(i * k + k) % len(words)] for k in range(1, 4 + i % 4))
+        (docs / f"p{i}.md").write_text(f"# Page {i}\n\n{picked} item{i}.\n")
+    settings = Settings(db=str(tmp_path / "kb.db"), embedder="none")
+    WEIGHTS = settings.weights
+    with KnowledgeBase.open(settings=settings) as kb:
+        assert kb.ingest(docs, source="docs").ok
+        store = kb.store
+        assert isinstance(store, SQLiteStore)
+        q = KeywordQuery([("deploy",), ("quota",), ("item7",)], WEIGHTS, limit=8)
+        from_fts5 = [(m.chunk_id, m.score) for m in store.keyword_candidates(q)]
+        kb.warm()
+        kept = store._kept_scores()
+        assert kept is not None and kept.reads > len(words)  # every word, "item7" too
+        reads = kept.reads
+        got = [(m.chunk_id, m.score) for m in store.keyword_candidates(q)]
+        assert [c for c, _ in got] == [c for c, _ in from_fts5]
+        assert [s for _, s in got] == pytest.approx([s for _, s in from_fts5], rel=1e-12)
+        assert kept.reads == reads  # nothing read at the first asking
+        assert len(kept._rows) == store.stats().chunks
+
+        df = store._loaded_vocabulary().df  # type: ignore[union-attr]
+        small = store._kept = KeptScores(kept.token, max_bytes=16 * 2 * df["deploy"])
+        store.read_ahead(WEIGHTS)  # room for half the budget: one word, the most frequent
+        fits = max(df[t] for t in df if df[t] <= df["deploy"])
+        ((unit, _),) = small._units  # the most frequent word that fits
+        assert df[unit.strip('"')] == fits and small.unit_bytes <= small.max_bytes // 2
+        rare = store._kept = KeptScores(kept.token)
+        store.read_ahead(WEIGHTS, max_chunks=1)  # only the words of one chunk each
+        assert rare._units and all(len(ids) == 1 for ids, _ in rare._units.values())

@@ -99,8 +99,9 @@ SETTINGS: tuple[Setting, ...] = (
         128,
         "SQLite, in a process that searches many times (serve): memory for the keyword "
         "candidate scores and rows kept between questions, half each (the same results; "
-        "a question whose words were asked before about twice as fast at 100k chunks). "
-        "0 or less: off. Needs numpy.",
+        "a question whose words were asked before about twice as fast at 100k chunks; "
+        "warming up fills up to half of each with every word's scores and the chunks' "
+        "rows). 0 or less: off. Needs numpy.",
     ),
     Setting("synonyms", str, "", "Synonyms file (Solr format) added to the built-in rules."),
     Setting("default_synonyms", bool, True, "Use the built-in synonyms (get/list/show, ...)."),

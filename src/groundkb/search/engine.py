@@ -58,7 +58,7 @@ from ..settings import Settings
 from ..store.base import KeywordMatch, Store, chunk_key
 from .apis import ApiWeights, operation_factor
 from .background import KEYWORD_ONLY, PendingVectors, background
-from .candidates import candidate_query, clause_df, correction
+from .candidates import COMMON_MIN_CHUNKS, COMMON_RATIO, candidate_query, clause_df, correction
 from .commands import CommandIndex
 from .derived import Derived
 from .evidence import score_evidence
@@ -143,6 +143,15 @@ class Searcher:
             # a typo correction leaves alone
             lexicon.load()
         self.store.similar_terms("warm", 1)  # the store loads its vocabulary to answer
+
+    def read_ahead(self) -> None:
+        """Have the store keep now what the first asking of a question reads from the
+        keyword index one piece at a time: the scores of every word a question can search
+        alone (past ``COMMON_MIN_CHUNKS`` chunks the common ones go in pairs;
+        ``candidates.py``), and the chunks' rows."""
+        chunks = self.derived().n_chunks
+        alone = int(COMMON_RATIO * chunks) if chunks >= COMMON_MIN_CHUNKS else None
+        self.store.read_ahead(self.settings.weights, alone)
 
     def invalidate(self) -> None:
         """The index was changed by this process: the next search rebuilds first."""

@@ -301,6 +301,14 @@ class Store(Protocol):
         same."""
         ...
 
+    def read_ahead(self, weights: Mapping[str, float], max_chunks: int | None = None) -> None:
+        """A process that will search many times is warming up: read now what the
+        keyword side of a question's first asking would read one piece at a time (the
+        candidate scores of single words held by at most ``max_chunks`` chunks, with
+        these field weights; the chunks' rows), as far as the backend keeps such things
+        in memory. Changes no result; a backend that keeps nothing does nothing."""
+        ...
+
     def documents(self, doc_ids: Sequence[str], filters: Filters = Filters()) -> list[Document]:
         """The documents with these ids that the filters allow, in the order given;
         unknown ids are skipped, a repeated id appears once."""

@@ -22,7 +22,7 @@ database outages (``pg_connect.py``).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -268,6 +268,9 @@ class PostgresStore:
 
     def optimize(self) -> None:
         return None  # the GIN and HNSW indexes are maintained by PostgreSQL (autovacuum)
+
+    def read_ahead(self, weights: Mapping[str, float], max_chunks: int | None = None) -> None:
+        return None  # nothing kept in memory: PostgreSQL's own buffers serve reads
 
     def delete_documents(self, doc_ids: Iterable[str]) -> int:
         ids = sorted(set(doc_ids))

@@ -548,6 +548,49 @@ class SQLiteStore:
                 self._kept = KeptScores(vocab.token, max_bytes=half, max_row_bytes=half)
             return self._kept
 
+    def read_ahead(self, weights: Mapping[str, float], max_chunks: int | None = None) -> None:
+        """Keep now what the first askings of questions would read from FTS5 one by one
+        (``sqlite_kept.py``), in a process whose keyword candidates come from kept scores:
+        the scores of every word held by at most ``max_chunks`` chunks (None: every
+        word), most frequent first, while they fit in half of the units' budget; then
+        every chunk's row while the rows fit in half of theirs. Stops when the index
+        changes or the store closes."""
+        kept = self._kept_scores()
+        vocab = self._loaded_vocabulary()
+        if kept is None or vocab is None or vocab.token != kept.token:
+            return
+        unit_weights = [float(weights.get(f, 1.0)) for f in FIELDS]
+        room = kept.max_bytes // 2 - kept.unit_bytes
+        df = vocab.df
+        words = sorted(
+            (t for t, n in df.items() if max_chunks is None or n <= max_chunks),
+            key=lambda t: (-df[t], t),
+        )
+        try:
+            for word in words:
+                size = 16 * df[word]  # a row id and a score a chunk (sqlite_kept.py)
+                if size > room:
+                    continue
+                if self._kept is not kept:
+                    return
+                unit = fts_phrase((word,))
+                for wanted in kept.missing([unit], unit_weights, Filters()):
+                    kept.read(self._query, wanted)
+                room -= size
+            last = -1
+            while self._kept is kept:
+                rows = self._query(
+                    f"SELECT {MATCH_COLS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+                    " JOIN documents d ON d.id = c.doc_id WHERE c.rowid > ?"
+                    " ORDER BY c.rowid LIMIT 500",
+                    (last,),
+                )
+                if not rows or not kept.keep_rows(rows, kept.max_row_bytes // 2):
+                    return
+                last = rows[-1][0]
+        except (StoreError, sqlite3.ProgrammingError):  # closed meanwhile
+            return
+
     def chunk_matches(
         self, chunk_ids: Sequence[str], filters: Filters = Filters()
     ) -> list[KeywordMatch]:

@@ -24,7 +24,10 @@ a process that warmed up (``serve``, a program that searches many times). A CLI 
 asks once and reads FTS5 as before, as does an install without numpy. A question with a
 unit not yet kept reads the unit first: one FTS5 query over the chunks that hold it,
 which costs a little more than the candidate query would have (``bm25()`` is most of
-both: about 2.5 µs a chunk, against 0.5 µs to match one). Units are dropped least
+both: about 2.5 µs a chunk, against 0.5 µs to match one). A process warming up reads
+ahead (``SQLiteStore.read_ahead``): every word's unit, most frequent first, and then
+every chunk's row, each while half of its budget holds them, so that a question's first
+asking reads little or nothing. Units are dropped least
 recently used first past half of the ``kept_scores_mb`` setting (64 MiB of its 128 by
 default; 16 bytes a chunk that holds a unit), and all of them when the index changes.
 The candidates' rows (their text and fields) are kept the same way, in the other half;
@@ -166,6 +169,24 @@ class KeptScores:
                 while self._bytes > self.max_bytes and len(self._units) > 1:
                     _, (old_ids, old_scores) = self._units.popitem(last=False)
                     self._bytes -= old_ids.nbytes + old_scores.nbytes
+
+    def keep_rows(self, rows: Sequence[Sequence[Any]], up_to: int) -> bool:
+        """Keep ``rows`` (row id first) read ahead of any question, while the kept rows
+        take at most ``up_to`` bytes; whether there is room for more."""
+        with self._lock:
+            for row in rows:
+                if self._row_bytes >= up_to:
+                    return False
+                if row[0] not in self._rows:
+                    kept = tuple(row)
+                    self._rows[row[0]] = kept
+                    self._row_bytes += _row_bytes(kept)
+            return self._row_bytes < up_to
+
+    @property
+    def unit_bytes(self) -> int:
+        """What the kept units' arrays take."""
+        return self._bytes
 
     def rows(
         self, ids: Sequence[int], read: Callable[[list[int]], list[Any]]

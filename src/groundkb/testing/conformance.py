@@ -454,6 +454,23 @@ class StoreConformance:
         store.write(*make_doc("late", "widget arrives late"))
         assert "late#0" in [c for c, _ in found()]
 
+    def test_reading_ahead_changes_no_candidate(self, store: Store) -> None:
+        for i in range(12):
+            body = f"widget {i} gadget {'widget ' * (i % 3)}setting number {i}"
+            store.write(*make_doc(f"d{i}", body, title=f"Guide {i}", source="st"[i % 2]))
+
+        def found() -> list[tuple[str, float]]:
+            q = replace(query("widget", "gadget", "number"), together=[(("setting",), ("d1",))])
+            return [(h.chunk_id, h.score) for h in store.keyword_candidates(q)]
+
+        before = found()
+        store.similar_terms("widgte", 1)  # a process that warms up loads its vocabulary
+        store.read_ahead(WEIGHTS)
+        store.read_ahead(WEIGHTS, max_chunks=3)
+        after = found()
+        assert [c for c, _ in after] == [c for c, _ in before]
+        assert [s for _, s in after] == pytest.approx([s for _, s in before], rel=1e-12)
+
     # --------------------------------------------------------------- term stats
     def test_term_stats_count_chunks_tokens_and_document_frequencies(self, store: Store) -> None:
         store.write(*make_doc("a", "apple\n\napple pie", title="Fruit"))
