@@ -321,6 +321,8 @@ def test_a_warmed_up_process_reads_ahead_every_word_and_row_that_fits(tmp_path: 
         assert isinstance(store, SQLiteStore)
         q = KeywordQuery([("deploy",), ("quota",), ("item7",)], WEIGHTS, limit=8)
         from_fts5 = [(m.chunk_id, m.score) for m in store.keyword_candidates(q)]
+        asked = ["p3#0", "nosuch#0", "p1#0", "p2#0", "p1#0"]
+        by_id = [store.chunk_matches(asked, f) for f in (Filters(), Filters(sources=("x",)))]
         kb.warm()
         kept = store._kept_scores()
         assert kept is not None and kept.reads > len(words)  # every word, "item7" too
@@ -330,6 +332,17 @@ def test_a_warmed_up_process_reads_ahead_every_word_and_row_that_fits(tmp_path: 
         assert [s for _, s in got] == pytest.approx([s for _, s in from_fts5], rel=1e-12)
         assert kept.reads == reads  # nothing read at the first asking
         assert len(kept._rows) == store.stats().chunks
+        reading, asked_sql = store._query, []
+
+        def query(sql: str, args: object = ()) -> object:
+            asked_sql.append(args)
+            return reading(sql, args)  # type: ignore[arg-type]
+
+        store._query = query  # type: ignore[method-assign]
+        kept_by_id = [store.chunk_matches(asked, f) for f in (Filters(), Filters(sources=("x",)))]
+        store._query = reading  # type: ignore[method-assign]
+        assert kept_by_id == by_id and [m.chunk_id for m in by_id[0]] == ["p3#0", "p1#0", "p2#0"]
+        assert by_id[1] == [] and asked_sql == [["nosuch", 0], ["nosuch", 0, "x"]]  # only it
 
         df = store._loaded_vocabulary().df  # type: ignore[union-attr]
         small = store._kept = KeptScores(kept.token, max_bytes=16 * 2 * df["deploy"])

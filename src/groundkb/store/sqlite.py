@@ -595,10 +595,17 @@ class SQLiteStore:
         self, chunk_ids: Sequence[str], filters: Filters = Filters()
     ) -> list[KeywordMatch]:
         keys = list(dict.fromkeys(chunk_key(c) for c in chunk_ids))
-        where, args = where_clause(filters)
         out: list[KeywordMatch] = []
-        for i in range(0, len(keys), 250):
-            part = keys[i : i + 250]
+        # rows kept for the index as it is now (sqlite_kept.py), the filters applied here
+        kept = self._kept_scores()
+        known = kept.rows_of(keys) if kept is not None else {}
+        for row in known.values():
+            if filters.allows(row[14], row[15], row[13]):  # d.type, d.category, d.source
+                out.append(match_row(row, 0.0))
+        missing = [k for k in keys if k not in known]
+        where, args = where_clause(filters)
+        for i in range(0, len(missing), 250):
+            part = missing[i : i + 250]
             rows = self._query(
                 f"SELECT {MATCH_COLS} FROM (VALUES {','.join('(?,?)' for _ in part)}) v"
                 " CROSS JOIN chunks c ON c.doc_id = v.column1 AND c.idx = v.column2"

@@ -78,6 +78,7 @@ class KeptScores:
         self._units: OrderedDict[tuple[str, tuple[float, ...]], tuple[Any, Any]] = OrderedDict()
         self._allowed: OrderedDict[Filters, Any] = OrderedDict()
         self._rows: OrderedDict[int, tuple[Any, ...]] = OrderedDict()
+        self._keys: dict[tuple[str, int], int] = {}  # a kept row's (doc id, index) → row id
         self._bytes = 0
         self._row_bytes = 0
         self._lock = threading.Lock()
@@ -178,10 +179,32 @@ class KeptScores:
                 if self._row_bytes >= up_to:
                     return False
                 if row[0] not in self._rows:
-                    kept = tuple(row)
-                    self._rows[row[0]] = kept
-                    self._row_bytes += _row_bytes(kept)
+                    self._keep_row(tuple(row))
             return self._row_bytes < up_to
+
+    def rows_of(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], tuple[Any, ...]]:
+        """The kept rows of the chunks ``keys`` ((doc id, index) pairs) that are kept."""
+        found: dict[tuple[str, int], tuple[Any, ...]] = {}
+        with self._lock:
+            for key in keys:
+                rowid = self._keys.get(key)
+                if rowid is not None:
+                    self._rows.move_to_end(rowid)
+                    found[key] = self._rows[rowid]
+        return found
+
+    def _keep_row(self, row: tuple[Any, ...]) -> None:
+        """Keep one row (under the lock; the caller checked it is not kept)."""
+        self._rows[row[0]] = row
+        self._keys[(row[1], row[2])] = row[0]
+        self._row_bytes += _row_bytes(row)
+
+    def _forget_rows(self) -> None:
+        """Drop the least recently used rows past the budget (under the lock)."""
+        while self._row_bytes > self.max_row_bytes and self._rows:
+            _, old = self._rows.popitem(last=False)
+            self._keys.pop((old[1], old[2]), None)
+            self._row_bytes -= _row_bytes(old)
 
     @property
     def unit_bytes(self) -> int:
@@ -207,11 +230,8 @@ class KeptScores:
                 for row in fresh:
                     found[row[0]] = row
                     if row[0] not in self._rows:
-                        self._rows[row[0]] = row
-                        self._row_bytes += _row_bytes(row)
-                while self._row_bytes > self.max_row_bytes and self._rows:
-                    _, old = self._rows.popitem(last=False)
-                    self._row_bytes -= _row_bytes(old)
+                        self._keep_row(row)
+                self._forget_rows()
         return [found[i] for i in sorted(found)]
 
 
