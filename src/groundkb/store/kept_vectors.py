@@ -17,7 +17,9 @@ mapping the kept matrix a few milliseconds; docs/benchmarks.md).
 - **Written** only by the first load of a store (a server that reloads the matrix while
   an ingest commits does not write one per commit), only when reading the vectors took
   at least :data:`KEEP_MIN_S`, and only the :data:`KEEP_SETS` most recently used are
-  kept. Every file there may be deleted at any time.
+  kept. A file is written whole under a temporary name and then renamed, never written
+  in place, so a process that maps it keeps a valid mapping when it is replaced or
+  deleted. Every file there may be deleted at any time.
 """
 
 from __future__ import annotations
