@@ -6,6 +6,7 @@ again when needed."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,4 +46,20 @@ def open_atomic(path: Path, mode: int = 0o644) -> Iterator[BinaryIO]:
         raise
 
 
-__all__ = ["default_cache_dir", "open_atomic", "write_atomic"]
+def trusted(fh: BinaryIO) -> bool:
+    """Whether an open cache file may be read back: its owner is this process's user and
+    nobody else may write it (one that fails is built again, never read)."""
+    st = os.fstat(fh.fileno())
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def last_used(path: Path) -> float:
+    """When a kept file was last used (readers touch it): the sort key of what is kept
+    longest; 0 for one that is gone."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+__all__ = ["default_cache_dir", "last_used", "open_atomic", "trusted", "write_atomic"]

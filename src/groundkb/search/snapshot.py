@@ -26,7 +26,6 @@ import functools
 import hashlib
 import logging
 import os
-import stat
 import sys
 import time
 from dataclasses import replace
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..analyze import lexicon
-from ..cachedir import default_cache_dir, write_atomic
+from ..cachedir import default_cache_dir, last_used, trusted, write_atomic
 from .derived import Derived, build_derived
 
 if TYPE_CHECKING:
@@ -70,8 +69,7 @@ def load(path: Path) -> Derived | None:
 
     try:
         with path.open("rb") as fh:
-            st = os.fstat(fh.fileno())
-            if st.st_uid != os.getuid() or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            if not trusted(fh):
                 log.warning("ignoring %s: another user owns it or may write it", path)
                 return None
             got = pickle.load(fh)
@@ -95,18 +93,11 @@ def save(path: Path, derived: Derived) -> None:
     try:
         data = pickle.dumps(derived, protocol=pickle.HIGHEST_PROTOCOL)
         write_atomic(path, data, mode=0o600)
-        kept = sorted(path.parent.glob("*.pickle"), key=_used, reverse=True)
+        kept = sorted(path.parent.glob("*.pickle"), key=last_used, reverse=True)
         for old in kept[KEEP_FILES:]:
             old.unlink(missing_ok=True)
     except Exception as exc:
         log.debug("could not keep the derived data at %s: %s", path, exc)
-
-
-def _used(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
 
 
 def kept_or_built(store: Store, token: str) -> Derived:

@@ -28,14 +28,12 @@ import contextlib
 import hashlib
 import logging
 import os
-import stat
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.lib import format as npy
 
-from ..cachedir import default_cache_dir, open_atomic
+from ..cachedir import default_cache_dir, last_used, open_atomic, trusted
 from .exact import VectorMatrix
 
 log = logging.getLogger(__name__)
@@ -55,11 +53,6 @@ def paths(content: str, embedder: tuple[str, int]) -> tuple[Path, Path]:
     return folder / f"{key}.npy", folder / f"{key}.rows.npz"
 
 
-def _trusted(fh: Any) -> bool:
-    st = os.fstat(fh.fileno())
-    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
 def read(
     where: tuple[Path, Path], token: str, dimension: int, int8: bool = True
 ) -> VectorMatrix | None:
@@ -67,13 +60,13 @@ def read(
     matrix_path, rows_path = where
     try:
         with rows_path.open("rb") as fh:
-            if not _trusted(fh):
+            if not trusted(fh):
                 log.warning("ignoring %s: another user owns it or may write it", rows_path)
                 return None
             with np.load(fh, allow_pickle=False) as kept:
                 ids, types, categories, sources = (kept[k] for k in _ROWS)
         with matrix_path.open("rb") as fh:
-            if not _trusted(fh):
+            if not trusted(fh):
                 log.warning("ignoring %s: another user owns it or may write it", matrix_path)
                 return None
             version = npy.read_magic(fh)
@@ -135,17 +128,10 @@ def write(where: tuple[Path, Path], matrix: VectorMatrix) -> None:
 
 
 def _forget_old(folder: Path) -> None:
-    kept = sorted(folder.glob("*.npy"), key=_used, reverse=True)
+    kept = sorted(folder.glob("*.npy"), key=last_used, reverse=True)
     for old in kept[KEEP_SETS:]:
         old.unlink(missing_ok=True)
         old.with_name(old.name.removesuffix(".npy") + ".rows.npz").unlink(missing_ok=True)
-
-
-def _used(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
 
 
 __all__ = ["FORMAT", "KEEP_MIN_S", "KEEP_SETS", "paths", "read", "write"]

@@ -600,8 +600,9 @@ class SQLiteStore:
         kept = self._kept_scores()
         known = kept.rows_of(keys) if kept is not None else {}
         for row in known.values():
-            if filters.allows(row[14], row[15], row[13]):  # d.type, d.category, d.source
-                out.append(match_row(row, 0.0))
+            m = match_row(row, 0.0)
+            if filters.allows(m.doc.type, m.doc.category, m.doc.source):
+                out.append(m)
         missing = [k for k in keys if k not in known]
         where, args = where_clause(filters)
         for i in range(0, len(missing), 250):
