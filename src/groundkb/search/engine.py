@@ -475,6 +475,10 @@ class Searcher:
         # in the caller's context (the caller and shell the query log and audit name)
         context = contextvars.copy_context()
         found = background().submit(context.run, self._nearest, embedder, text, filters, k)
+        # Let go of the GIL for a moment: the worker starts embedding the query now,
+        # not when the keyword side next waits on SQLite (docs/benchmarks.md, "The
+        # query's embedding starts at once").
+        time.sleep(0)
         return PendingVectors(wanted, found=found)
 
     def _nearest(self, embedder: Embedder, text: str, filters: Filters, k: int) -> Neighbours | str:
@@ -530,6 +534,8 @@ class Searcher:
         if unheld and corrected:
             # no page writes those words side by side: no split to offer
             corrected = did_you_mean(parsed, {c.original for c in unheld})
+        # what does not depend on the vectors, computed before waiting for them
+        stats = self._clause_stats(parsed, {c.original for c in unheld})
         semantic: Sequence[tuple[str, float]] | None
         semantic, mode, notice = vectors.result()
         model = model_from_settings(self.settings, mode)
@@ -561,7 +567,6 @@ class Searcher:
             # crowd the other meanings out of the verdict's window
             ranked = [r for r in ranked if r[1].doc_id not in copied]
         keep = limit * max(1, self.settings.max_chunks_per_doc) + 10
-        stats = self._clause_stats(parsed, {c.original for c in unheld})
         clause_weights = [c.weight for c in stats]
         # Evidence (coverage, matched words, explanation) only for what the verdict and
         # the hits read: every candidate of the first three meanings, a meaning's lead
