@@ -133,6 +133,25 @@ def test_only_a_stores_first_load_keeps_a_matrix_and_only_the_most_recent_stay(
     assert len(_files(tmp_path)) == 4  # two matrices, each with its rows
 
 
+def test_kept_matrices_stay_within_a_byte_budget_but_the_newest_always_stays(
+    reads: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _ingested(tmp_path / "a.db")
+    (matrix,) = (p for p in _files(tmp_path) if p.suffix == ".npy")
+    size = matrix.stat().st_size
+    monkeypatch.setattr(kept_vectors, "KEEP_BYTES", 2 * size)  # room for two
+    _ingested(tmp_path / "b.db")
+    _ingested(tmp_path / "c.db")
+    assert len(_files(tmp_path)) == 4 and not matrix.exists()  # the oldest made room
+    monkeypatch.setattr(kept_vectors, "KEEP_BYTES", size // 2)  # none fits
+    _ingested(tmp_path / "d.db")
+    kept = _files(tmp_path)
+    assert len(kept) == 2  # the matrix just written, with its rows
+    with _kb(tmp_path / "d.db") as kb:  # and a new handle maps it
+        _nearest(kb)
+    assert len(reads) == 4
+
+
 def test_a_kept_matrix_of_another_dimension_is_not_read(reads: list[str], tmp_path: Path) -> None:
     db = tmp_path / "kb.db"
     _ingested(db)

@@ -16,10 +16,12 @@ mapping the kept matrix a few milliseconds; docs/benchmarks.md).
   matrix of the embedder's dimension with one row per chunk id.
 - **Written** only by the first load of a store (a server that reloads the matrix while
   an ingest commits does not write one per commit), only when reading the vectors took
-  at least :data:`KEEP_MIN_S`, and only the :data:`KEEP_SETS` most recently used are
-  kept. A file is written whole under a temporary name and then renamed, never written
-  in place, so a process that maps it keeps a valid mapping when it is replaced or
-  deleted. Every file there may be deleted at any time.
+  at least :data:`KEEP_MIN_S`; the most recently used are kept, at most
+  :data:`KEEP_SETS` of them and no more than :data:`KEEP_BYTES` of matrices together
+  (the one just written stays whatever its size, so a large index still starts fast,
+  and the older ones make room for it). A file is written whole under a temporary
+  name and then renamed, never written in place, so a process that maps it keeps a
+  valid mapping when it is replaced or deleted. Every file there may be deleted at any time.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ log = logging.getLogger(__name__)
 FORMAT = 1  # of the files
 KEEP_MIN_S = 0.02  # reading the vectors from SQLite took at least this: worth keeping
 KEEP_SETS = 4  # matrices kept, the most recently used
+KEEP_BYTES = 1 << 30  # and together no larger than this (100k vectors of 384: 154 MB)
 _ROWS = ("ids", "types", "categories", "sources")
 
 
@@ -108,7 +111,8 @@ def read(
 
 def write(where: tuple[Path, Path], matrix: VectorMatrix) -> None:
     """Keep ``matrix`` at ``where`` and forget the least recently used past
-    :data:`KEEP_SETS`; a cache folder that cannot be written is no error."""
+    :data:`KEEP_SETS` or :data:`KEEP_BYTES`; a cache folder that cannot be written is no
+    error."""
     matrix_path, rows_path = where
     try:
         # the rows first: a matrix without its rows is never read
@@ -122,16 +126,25 @@ def write(where: tuple[Path, Path], matrix: VectorMatrix) -> None:
             )
         with open_atomic(matrix_path, mode=0o600) as fh:
             np.save(fh, np.ascontiguousarray(matrix.matrix, dtype=np.float32))
-        _forget_old(matrix_path.parent)
+        _forget_old(matrix_path)
     except Exception as exc:
         log.debug("could not keep the vectors at %s: %s", matrix_path, exc)
 
 
-def _forget_old(folder: Path) -> None:
-    kept = sorted(folder.glob("*.npy"), key=last_used, reverse=True)
-    for old in kept[KEEP_SETS:]:
-        old.unlink(missing_ok=True)
-        old.with_name(old.name.removesuffix(".npy") + ".rows.npz").unlink(missing_ok=True)
+def _forget_old(newest: Path) -> None:
+    """Keep ``newest`` and, from the most recently used on, each matrix that still fits
+    :data:`KEEP_SETS` and :data:`KEEP_BYTES`; forget the others and their rows."""
+    count, total = 0, 0
+    for path in sorted(newest.parent.glob("*.npy"), key=last_used, reverse=True):
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue  # gone already
+        if path == newest or (count < KEEP_SETS and total + size <= KEEP_BYTES):
+            count, total = count + 1, total + size
+            continue
+        path.unlink(missing_ok=True)
+        path.with_name(path.name.removesuffix(".npy") + ".rows.npz").unlink(missing_ok=True)
 
 
-__all__ = ["FORMAT", "KEEP_MIN_S", "KEEP_SETS", "paths", "read", "write"]
+__all__ = ["FORMAT", "KEEP_BYTES", "KEEP_MIN_S", "KEEP_SETS", "paths", "read", "write"]
