@@ -21,7 +21,8 @@ mapping the kept matrix a few milliseconds; docs/benchmarks.md).
   (the one just written stays whatever its size, so a large index still starts fast,
   and the older ones make room for it). A file is written whole under a temporary
   name and then renamed, never written in place, so a process that maps it keeps a
-  valid mapping when it is replaced or deleted. Every file there may be deleted at any time.
+  valid mapping when it is replaced or deleted. Every file there may be deleted at any
+  time.
 """
 
 from __future__ import annotations
