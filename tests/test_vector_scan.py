@@ -171,3 +171,23 @@ def test_the_int8_copy_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.Mon
         assert not kb.store._vectors()._int8.started
         with pytest.raises(ConfigError, match="int8_vectors"):
             kb.reload(settings.replace(int8_vectors=True))
+
+
+def test_a_warm_up_builds_the_int8_copy_unless_chunks_wait_for_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(exact, "INT8_MIN_ROWS", 1)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Widgets\n\nConfigure a widget.\n", encoding="utf-8")
+    settings = Settings(db=str(tmp_path / "kb.db"), embedder="hashing", retrieval="hybrid")
+    with KnowledgeBase.open(settings=settings) as kb:
+        kb.ingest(docs, source="docs")
+        kb.warm()  # no search yet: the warm-up built the copy on its own thread
+        assert isinstance(kb.store._vectors().int8, Int8Scan)
+        assert kb.search("configure a widget").hits
+    (docs / "b.md").write_text("# Gadgets\n\nRestart a gadget.\n", encoding="utf-8")
+    with KnowledgeBase.open(settings=settings.replace(embed_on_ingest=False)) as kb:
+        kb.ingest(docs, source="docs")  # b.md waits for its vector
+        kb.warm()
+        assert not kb.store._vectors()._int8.started  # vectors about to change: no copy

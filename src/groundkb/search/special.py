@@ -96,9 +96,12 @@ def multi_intent(
     parts = [p for p in _SPLIT_INTENTS.split(text) if p and p.strip()]
     if len(parts) < 2 or len(parts) > 4 or any(len(p.split()) > MAX_INTENT_WORDS for p in parts):
         return None  # "workspace and widgets", not a sentence that happens to say "and"
-    results = [search_part(part) for part in parts]
-    if not all(r.verdict.kind == "answer" and r.hits for r in results):
-        return None
+    results = []
+    for part in parts:  # the first part that is not answered settles it: no more searches
+        r = search_part(part)
+        if r.verdict.kind != "answer" or not r.hits:
+            return None
+        results.append(r)
     tops = [r.hits[0].doc_id for r in results]
     if len(set(tops)) < len(tops):
         return None

@@ -179,6 +179,20 @@ class VectorMatrix:
         threading.Thread(target=self._build_int8, name="groundkb-int8", daemon=True).start()
         return None
 
+    def prepare_int8(self) -> None:
+        """Build the int8 copy now, on the calling thread (a server warming up), instead
+        of at the third search, where the build ran beside the first searches (on the
+        tldr pages, 37,490 rows, the first one measured after warming up took 72 ms
+        instead of 20). Does nothing where :attr:`int8` would build none."""
+        state = self._int8
+        if state.scan is not None or not self.int8_allowed or len(self.ids) < INT8_MIN_ROWS:
+            return
+        with state.lock:
+            if state.started:
+                return
+            state.started = True
+        self._build_int8()
+
     def _build_int8(self) -> None:
         state = self._int8
         try:

@@ -554,7 +554,14 @@ class SQLiteStore:
         the scores of every word held by at most ``max_chunks`` chunks (None: every
         word), most frequent first, while they fit in half of the units' budget; then
         every chunk's row while the rows fit in half of theirs. Stops when the index
-        changes or the store closes."""
+        changes or the store closes.
+
+        First, where the matrix of vectors is loaded already (a hybrid warm-up loads it)
+        and no chunk waits for its vector, its int8 copy is built (``exact.py``): the
+        first searches would otherwise build it beside them."""
+        matrix = self._matrix.peek()  # never loaded here: a keyword index needs none
+        if matrix is not None and not self.count_chunks_to_embed():
+            matrix.prepare_int8()
         kept = self._kept_scores()
         vocab = self._loaded_vocabulary()
         if kept is None or vocab is None or vocab.token != kept.token:
