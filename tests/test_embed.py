@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from groundkb import KnowledgeBase, Settings
 from groundkb.embed import EmbedderError, open_embedder
 from groundkb.embed import http as embed_http
 from groundkb.embed.hashing import HashingEmbedder
@@ -399,6 +400,26 @@ def test_open_embedder_builds_the_http_client(server: FakeEmbeddings) -> None:
     assert emb.embed(["q"]).shape == (1, 3)
     with pytest.raises(ConfigError, match="base_url"):
         open_embedder("openai:m", base_url="ftp://example.invalid")
+
+
+def test_a_warm_up_sends_a_remote_embedder_nothing(server: FakeEmbeddings, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Widgets\n\nConfigure a widget.\n", encoding="utf-8")
+    settings = Settings(
+        db=str(tmp_path / "kb.db"),
+        embedder="openai:test-embed",
+        embedder_url=server.base_url,
+        retrieval="hybrid",
+    )
+    with KnowledgeBase.open(settings=settings) as kb:
+        assert kb.ingest(docs, source="docs").ok
+        asked = len(server.seen)
+        assert asked > 0  # the chunks were embedded
+        kb.warm()
+        assert len(server.seen) == asked  # a service is asked only for what a user asks
+        assert kb.search("configure a widget").hits
+        assert len(server.seen) == asked + 1  # the query
 
 
 # -------------------------------------------------------------------------- MiniLM

@@ -41,6 +41,7 @@ from .ops.dbfile import FileWatch, sqlite_path
 from .ops.querylog import error_text, strip_credentials
 from .ops.visible import VisibleStore
 from .refreshing import Refreshing
+from .search.background import background
 from .search.engine import Searcher
 from .settings import Settings, load_settings
 from .store import open_store
@@ -249,8 +250,9 @@ class KnowledgeBase(Writes):
     def warm(self) -> None:
         """Build now what the first searches would otherwise wait for: the data searches
         derive from the whole index, the typo vocabulary and, for vector or hybrid
-        retrieval, the embedder and the matrix of vectors (at 100k chunks the first
-        search and the first typo took 0.67 s and 0.5 s); then, where the store keeps
+        retrieval, the embedder (and its first run, a local one's) and the matrix of
+        vectors (at 100k chunks the first search and the first typo took 0.67 s and 0.5
+        s); then, where the store keeps
         candidate scores in memory, the scores of the words questions search and the
         chunks' rows, as far as half their budget (``kept_scores_mb``) holds them (on
         SciFact, 5,746 chunks, 2-3 s: a question's first asking then takes about 1 ms
@@ -271,6 +273,10 @@ class KnowledgeBase(Writes):
             if stored is not None and embedder is not None and stored[0] == embedder.name:
                 unit = struct.pack(f"<{stored[1]}f", 1.0, *[0.0] * (stored[1] - 1))
                 self.visible.nearest(unit, Filters(), 1)  # loads the matrix of vectors
+                if not getattr(embedder, "remote", False):  # never an unasked-for request
+                    # the model's first run prepares its session (about 1 ms more than
+                    # the next), and the vector side's thread starts: not in a search
+                    background().submit(embedder.embed_query, "warm up").result()
             self.searcher.read_ahead()  # last: the longest, and searches are served meanwhile
         except Exception as exc:  # a warm-up is an optimisation, never an outage
             log.warning("warming up failed (searches build what they need): %s", error_text(exc))

@@ -85,6 +85,8 @@ class OpenAIEmbedder:
         ConfigError: an invalid option.
     """
 
+    remote = True  # a service: a warm-up sends it nothing (KnowledgeBase.warm)
+
     def __init__(
         self,
         model: str,
