@@ -250,15 +250,14 @@ class KnowledgeBase(Writes):
     def warm(self) -> None:
         """Build now what the first searches would otherwise wait for: the data searches
         derive from the whole index, the typo vocabulary and, for vector or hybrid
-        retrieval, the embedder (and its first run, a local one's) and the matrix of
-        vectors (at 100k chunks the first search and the first typo took 0.67 s and 0.5
-        s); then, where the store keeps
-        candidate scores in memory, the scores of the words questions search and the
-        chunks' rows, as far as half their budget (``kept_scores_mb``) holds them (on
-        SciFact, 5,746 chunks, 2-3 s: a question's first asking then takes about 1 ms
-        less). Safe beside searches, which
-        take what it built; ``serve`` runs it on a thread of its own. A failure is
-        logged, never raised: a search builds what it needs itself.
+        retrieval, the embedder (a local one runs once) and the matrix of vectors (at
+        100k chunks the first search and the first typo took 0.67 s and 0.5 s); then
+        what the store reads ahead (``Store.read_ahead``): on SQLite the matrix's int8
+        copy and, as far as half their budget (``kept_scores_mb``) holds them, the
+        candidate scores of the words questions search and the chunks' rows (on SciFact,
+        5,746 chunks, 2-3 s: a question's first asking then takes about 1 ms less). Safe
+        beside searches, which take what it built; ``serve`` runs it on a thread of its
+        own. A failure is logged, never raised: a search builds what it needs itself.
 
         A process that searches many times should call it: the whole vocabulary also
         answers term statistics, which are read from the keyword index without it (at

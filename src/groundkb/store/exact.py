@@ -182,8 +182,9 @@ class VectorMatrix:
     def prepare_int8(self) -> None:
         """Build the int8 copy now, on the calling thread (a server warming up), instead
         of at the third search, where the build ran beside the first searches (on the
-        tldr pages, 37,490 rows, the first one measured after warming up took 72 ms
-        instead of 20). Does nothing where :attr:`int8` would build none."""
+        tldr pages, 37,490 rows, the first 20 searches after warming up took 335 ms in
+        all instead of 190; docs/benchmarks.md). Does nothing where :attr:`int8` would
+        build none."""
         state = self._int8
         if state.scan is not None or not self.int8_allowed or len(self.ids) < INT8_MIN_ROWS:
             return
