@@ -163,7 +163,9 @@ def inflections(word: str) -> tuple[str, ...]:
     of = verbs.lemmas.get(word)
     if not of:
         return ()
-    forms = {f for lemma in of.split("\n") for f in (verbs.regular.get(lemma) or "").split("\n")}
+    forms = {
+        f for lemma in of.split("\n") for f in (verbs.regular.get(lemma) or "").split("\n") if f
+    }
     return tuple(sorted(forms - {word}))
 
 

@@ -306,7 +306,9 @@ class Store(Protocol):
         keyword side of a question's first asking would read one piece at a time (the
         candidate scores of single words held by at most ``max_chunks`` chunks, with
         these field weights; the chunks' rows), as far as the backend keeps such things
-        in memory. Changes no result; a backend that keeps nothing does nothing."""
+        in memory, and build what its vector side would build (SQLite: the int8 copy of
+        a loaded matrix). Changes no result; a backend that keeps nothing does
+        nothing."""
         ...
 
     def documents(self, doc_ids: Sequence[str], filters: Filters = Filters()) -> list[Document]:

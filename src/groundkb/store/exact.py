@@ -169,7 +169,7 @@ class VectorMatrix:
         replaced at every write, as while an index is embedded in the background, never
         pay for a copy no search would use."""
         state = self._int8
-        if state.scan is not None or not self.int8_allowed or len(self.ids) < INT8_MIN_ROWS:
+        if not self._int8_wanted():
             return state.scan
         with state.lock:
             state.searches += 1
@@ -186,13 +186,17 @@ class VectorMatrix:
         all instead of 190; docs/benchmarks.md). Does nothing where :attr:`int8` would
         build none."""
         state = self._int8
-        if state.scan is not None or not self.int8_allowed or len(self.ids) < INT8_MIN_ROWS:
+        if not self._int8_wanted():
             return
         with state.lock:
             if state.started:
                 return
             state.started = True
         self._build_int8()
+
+    def _int8_wanted(self) -> bool:
+        """Whether an int8 copy is still to build: allowed, large enough, not built."""
+        return self._int8.scan is None and self.int8_allowed and len(self.ids) >= INT8_MIN_ROWS
 
     def _build_int8(self) -> None:
         state = self._int8
