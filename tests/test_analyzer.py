@@ -147,8 +147,7 @@ def test_the_verb_lexicon_is_kept_in_the_cache_folder(
     lexicon.forget()
     try:
         assert inflections("detecting") == ("detect", "detected", "detects")
-        kept = tmp_path / "cache" / "verb-forms.marshal"
-        assert kept.is_file()
+        (kept,) = (tmp_path / "cache").glob("verb-forms-*.marshal")
         # a fresh read takes the cache and never opens the table
         lexicon.forget()
 
@@ -424,3 +423,24 @@ def test_a_word_spelled_the_other_way_british_or_american() -> None:
     # endings only: a short word or one without those endings has no other spelling
     assert spelling_variants("tour") == spelling_variants("process") == ()
     assert "cancellled" not in spelling_variants("cancelled")
+
+
+def test_two_versions_sharing_a_cache_folder_keep_a_lexicon_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import groundkb.analyze.lexicon as lexicon
+
+    monkeypatch.setenv("GROUNDKB_CACHE", str(tmp_path / "cache"))
+    lexicon.forget()
+    try:
+        assert inflections("detecting") == ("detect", "detected", "detects")
+        (ours,) = (tmp_path / "cache").glob("verb-forms-*.marshal")
+        written = ours.stat().st_mtime_ns
+        with monkeypatch.context() as m:  # another version of the file's format
+            m.setattr(lexicon, "_CACHE_FORMAT", lexicon._CACHE_FORMAT + 1)
+            lexicon.forget()
+            assert inflections("detecting") == ("detect", "detected", "detects")
+        assert len(list((tmp_path / "cache").glob("verb-forms-*.marshal"))) == 2
+        assert ours.stat().st_mtime_ns == written  # not rewritten by the other version
+    finally:
+        lexicon.forget()

@@ -5,8 +5,11 @@ The forms come from ``lemminflect``'s lookup table (``resources/lemma_lu.csv.gz`
 ``form,upos,lemma`` line per form: 69,362 words, 27,364 verb forms), read from the
 installed package without importing it: its import loads numpy and the whole
 lemmatizer (330 ms, against 40 ms for the table). What is built from the table is kept
-in groundkb's cache folder (``verb-forms.marshal``, rebuilt when the table changes), so
-a fresh process reads it in a few milliseconds. Without the package or the table the
+in groundkb's cache folder (``verb-forms-<format>-<python>.marshal``, rebuilt when the
+table changes), so a fresh process reads it in a few milliseconds. The name carries the
+file's format and the Python version, whose marshal format it is: versions of groundkb
+or of Python that share a cache folder each keep their own file instead of rewriting
+one another's at every start (a 48 ms rebuild each time). Without the package or the table the
 lexicon is empty, and what uses it turns itself off.
 
 Three uses:
@@ -82,7 +85,7 @@ def _verbs() -> _Verbs:
     # marshal's format belongs to the Python version: one that reads another's rebuilds
     version = sys.implementation.cache_tag
     stamp = [_CACHE_FORMAT, version, str(table.resolve()), st.st_size, st.st_mtime_ns, st.st_ino]
-    kept = default_cache_dir() / "verb-forms.marshal"
+    kept = default_cache_dir() / f"verb-forms-{_CACHE_FORMAT}-{version}.marshal"
     try:
         got = marshal.loads(kept.read_bytes())
         if isinstance(got, tuple) and len(got) == 7 and got[0] == stamp:
