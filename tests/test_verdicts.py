@@ -84,6 +84,11 @@ def test_a_question_about_something_the_docs_never_mention_is_no_match(
     assert r.verdict.kind == "no_match" and r.verdict.reason != "no_hits"
     assert "'salesforce'" in r.verdict.message
     assert r.verdict.evidence and all(e.endswith("(−)") for e in r.verdict.evidence)
+    # a word of any length is quoted short
+    r = both_kb.search("x" * 3000)
+    assert r.verdict.kind == "no_match"
+    assert f"never mentions '{'x' * 39}…'." in r.verdict.message
+    assert len(r.verdict.message) < 400
 
 
 def test_an_ambiguous_word_asks_which_meaning_and_names_the_options(

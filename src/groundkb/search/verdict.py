@@ -374,6 +374,15 @@ def model_doubts(verdict: Verdict, top: Scored, signals: Signals) -> Verdict:
     )
 
 
+SHOWN_WORD = 40  # characters of an unknown word a message quotes
+
+
+def _shown(word: str) -> str:
+    """``word`` as a message quotes it: a long one cut, with an ellipsis (a question
+    may be one 2,000-character token)."""
+    return word if len(word) <= SHOWN_WORD else word[: SHOWN_WORD - 1] + "…"
+
+
 def decide(
     parsed: ParsedQuery, signals: Signals, model: VerdictModel, keyword_matched: bool
 ) -> tuple[Verdict, Signals]:
@@ -395,7 +404,7 @@ def decide(
     meanings = signals.meanings
     # the words it never saw, named whatever decided ("how do I deploy to Heroku": the
     # agent can say the docs do not mention Heroku)
-    words = ", ".join(f"'{w}'" for w in signals.unknown[:3])
+    words = ", ".join(f"'{_shown(w)}'" for w in signals.unknown[:3])
     detail = f" The knowledge base never mentions {words}." if words else ""
     if not meanings:
         return Verdict("no_match", 1.0, "no_hits", NO_MATCH_MESSAGE + detail), out
