@@ -114,6 +114,10 @@ def test_commands_and_api_endpoints_are_looked_up_exactly(http: httpx2.Client) -
     assert cmd["command"] == "helios gw users list" and cmd["examples"]
     status, code, message = error_of(http.get("/api/commands/helios get-users"))
     assert (status, code) == (404, "not_found") and "did you mean" in message
+    missing = http.get("/api/commands/helios gw user list").json()["error"]
+    assert missing["suggestions"][0] == "helios gw users list"  # in structure, in order
+    assert all(f"'{name}'" in missing["message"] for name in missing["suggestions"])
+    assert "suggestions" not in http.get("/api/documents/no/such/doc").json()["error"]
     page = http.get("/api/commands", params={"limit": 2}).json()
     assert page["total"] >= 3 and len(page["commands"]) == 2 and page["next_offset"] == 2
     found = http.get("/api/endpoint", params={"path": "/pets/123", "method": "GET"}).json()

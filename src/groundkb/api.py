@@ -374,7 +374,7 @@ class KnowledgeBase(Writes):
         if found.document is None:
             hint = found.suggestions
             did = f"; did you mean {', '.join(repr(s) for s in hint)}?" if hint else ""
-            raise NotFound(f"no command {command.strip()!r}{did}")
+            raise NotFound(f"no command {command.strip()!r}{did}", hint)
         return found.document
 
     def lookup_command(

@@ -19,6 +19,8 @@ Every error has a stable machine-readable ``code`` and an HTTP ``status``; the s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class GroundKBError(Exception):
     """Base class of every error groundkb raises on purpose."""
@@ -70,8 +72,15 @@ class Forbidden(GroundKBError):
 
 
 class NotFound(GroundKBError):
+    """Nothing by that id or name; ``suggestions``: the names the caller may have meant
+    (a command's did-you-mean), also in the message."""
+
     code = "not_found"
     status = 404
+
+    def __init__(self, message: str, suggestions: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.suggestions = tuple(suggestions)
 
 
 class Conflict(GroundKBError):

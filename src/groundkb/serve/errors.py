@@ -25,7 +25,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import GroundKBError, InvalidInput
+from ..errors import GroundKBError, InvalidInput, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,10 @@ def _message(err: GroundKBError) -> str:
 def http_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
     """The HTTP status and JSON body of an error."""
     err = as_error(exc)
-    return err.status, {"error": {"code": err.code, "message": _message(err)}}
+    body: dict[str, Any] = {"code": err.code, "message": _message(err)}
+    if isinstance(err, NotFound) and err.suggestions:
+        body["suggestions"] = list(err.suggestions)
+    return err.status, {"error": body}
 
 
 def tool_text(exc: BaseException) -> str:

@@ -312,7 +312,8 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         title=app.title,
         version=app.version,
         summary=app.summary,
-        description='REST API of groundkb. Errors are `{"error": {"code", "message"}}`; '
+        description='REST API of groundkb. Errors are `{"error": {"code", "message"}}` '
+        "(and `suggestions`: a command that does not exist, the names it may have meant); "
         "admin routes need `Authorization: Bearer <admin_token>`. MCP is served at `/mcp`.",
         routes=app.routes,
     )

@@ -257,7 +257,8 @@ async def list_commands(
 async def get_command(
     ctx: Ctx, name: Annotated[str, Path(description="e.g. 'helios gw users list'.")]
 ) -> s.DocumentOut:
-    """Exact name or alias only; anything else is 404 with did-you-mean suggestions."""
+    """Exact name or alias only; anything else is 404 with did-you-mean names in the
+    error's ``suggestions``."""
     return s.document_out(await ctx.run(lambda: ctx.kb.get_command(name)))
 
 
