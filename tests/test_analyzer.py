@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -136,40 +137,50 @@ def test_without_the_lexicon_nothing_is_a_verb(monkeypatch: pytest.MonkeyPatch) 
         forget()
 
 
-def test_the_verb_lexicon_is_kept_in_the_cache_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import gzip
-
-    import groundkb.analyze.lexicon as lexicon
+@pytest.fixture
+def kept_lexicon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The verb lexicon built in an empty cache folder (``tmp_path / "cache"``): the file
+    it was kept in. Read afresh again after the test."""
+    from groundkb.analyze import lexicon
 
     monkeypatch.setenv("GROUNDKB_CACHE", str(tmp_path / "cache"))
     lexicon.forget()
     try:
         assert inflections("detecting") == ("detect", "detected", "detects")
         (kept,) = (tmp_path / "cache").glob("verb-forms-*.marshal")
-        # a fresh read takes the cache and never opens the table
-        lexicon.forget()
-
-        def unreadable(data: bytes) -> bytes:
-            raise OSError("the table was read")
-
-        with monkeypatch.context() as m:
-            m.setattr(gzip, "decompress", unreadable)
-            assert inflections("regulates") == ("regulate", "regulated", "regulating")
-            assert "close" in lexicon.english_verbs()
-        # a cache of another table (or another format) is built again; garbage too
-        for stale in (b"not marshal", __import__("marshal").dumps((["other"], [], {}, {}))):
-            kept.write_bytes(stale)
-            lexicon.forget()
-            assert inflections("detecting") == ("detect", "detected", "detects")
-        # a cache folder that cannot be made costs only the reading
-        (tmp_path / "file").write_text("")
-        monkeypatch.setenv("GROUNDKB_CACHE", str(tmp_path / "file" / "cache"))
-        lexicon.forget()
-        assert inflections("detecting") == ("detect", "detected", "detects")
+        yield kept
     finally:
         lexicon.forget()
+
+
+def test_the_verb_lexicon_is_kept_in_the_cache_folder(
+    kept_lexicon: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gzip
+    import marshal
+
+    from groundkb.analyze import lexicon
+
+    # a fresh read takes the cache and never opens the table
+    lexicon.forget()
+
+    def unreadable(data: bytes) -> bytes:
+        raise OSError("the table was read")
+
+    with monkeypatch.context() as m:
+        m.setattr(gzip, "decompress", unreadable)
+        assert inflections("regulates") == ("regulate", "regulated", "regulating")
+        assert "close" in lexicon.english_verbs()
+    # a cache of another table (or another format) is built again; garbage too
+    for stale in (b"not marshal", marshal.dumps((["other"], [], {}, {}))):
+        kept_lexicon.write_bytes(stale)
+        lexicon.forget()
+        assert inflections("detecting") == ("detect", "detected", "detects")
+    # a cache folder that cannot be made costs only the reading
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("GROUNDKB_CACHE", str(tmp_path / "file" / "cache"))
+    lexicon.forget()
+    assert inflections("detecting") == ("detect", "detected", "detects")
 
 
 def _assert_requests(a: Analyzer, cases: dict[str, tuple[list[str], tuple[str, ...]]]) -> None:
@@ -426,21 +437,14 @@ def test_a_word_spelled_the_other_way_british_or_american() -> None:
 
 
 def test_two_versions_sharing_a_cache_folder_keep_a_lexicon_each(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kept_lexicon: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import groundkb.analyze.lexicon as lexicon
+    from groundkb.analyze import lexicon
 
-    monkeypatch.setenv("GROUNDKB_CACHE", str(tmp_path / "cache"))
-    lexicon.forget()
-    try:
-        assert inflections("detecting") == ("detect", "detected", "detects")
-        (ours,) = (tmp_path / "cache").glob("verb-forms-*.marshal")
-        written = ours.stat().st_mtime_ns
-        with monkeypatch.context() as m:  # another version of the file's format
-            m.setattr(lexicon, "_CACHE_FORMAT", lexicon._CACHE_FORMAT + 1)
-            lexicon.forget()
-            assert inflections("detecting") == ("detect", "detected", "detects")
-        assert len(list((tmp_path / "cache").glob("verb-forms-*.marshal"))) == 2
-        assert ours.stat().st_mtime_ns == written  # not rewritten by the other version
-    finally:
+    written = kept_lexicon.stat().st_mtime_ns
+    with monkeypatch.context() as m:  # another version of the file's format
+        m.setattr(lexicon, "_CACHE_FORMAT", lexicon._CACHE_FORMAT + 1)
         lexicon.forget()
+        assert inflections("detecting") == ("detect", "detected", "detects")
+    assert len(list((tmp_path / "cache").glob("verb-forms-*.marshal"))) == 2
+    assert kept_lexicon.stat().st_mtime_ns == written  # not rewritten by the other version

@@ -87,7 +87,7 @@ def test_a_question_about_something_the_docs_never_mention_is_no_match(
     # a word of any length is quoted short
     r = both_kb.search("x" * 3000)
     assert r.verdict.kind == "no_match"
-    assert f"never mentions '{'x' * 39}…'." in r.verdict.message
+    assert f"never mentions '{'x' * 40}…'." in r.verdict.message
     assert len(r.verdict.message) < 400
 
 

@@ -49,6 +49,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..analyze.text import STOP_WORDS, ParsedQuery, below_title, singular, stem, tokenize
+from ..bounds import excerpt
 from ..errors import ConfigError
 from ..models import Option, Verdict, VerdictReason
 from ..settings import Settings
@@ -374,15 +375,6 @@ def model_doubts(verdict: Verdict, top: Scored, signals: Signals) -> Verdict:
     )
 
 
-SHOWN_WORD = 40  # characters of an unknown word a message quotes
-
-
-def _shown(word: str) -> str:
-    """``word`` as a message quotes it: a long one cut, with an ellipsis (a question
-    may be one 2,000-character token)."""
-    return word if len(word) <= SHOWN_WORD else word[: SHOWN_WORD - 1] + "…"
-
-
 def decide(
     parsed: ParsedQuery, signals: Signals, model: VerdictModel, keyword_matched: bool
 ) -> tuple[Verdict, Signals]:
@@ -404,7 +396,8 @@ def decide(
     meanings = signals.meanings
     # the words it never saw, named whatever decided ("how do I deploy to Heroku": the
     # agent can say the docs do not mention Heroku)
-    words = ", ".join(f"'{_shown(w)}'" for w in signals.unknown[:3])
+    # (each quoted short: a question may be one 2,000-character token)
+    words = ", ".join(excerpt(w, 40) for w in signals.unknown[:3])
     detail = f" The knowledge base never mentions {words}." if words else ""
     if not meanings:
         return Verdict("no_match", 1.0, "no_hits", NO_MATCH_MESSAGE + detail), out
