@@ -128,6 +128,42 @@ def test_options_from_more_than_one_source_name_their_source(tmp_path: Path) -> 
         assert "`acme users list` (cli-v1, users)" in [o.label for o in r.verdict.options]
 
 
+def test_options_that_would_read_the_same_name_their_operation(tmp_path: Path) -> None:
+    """One API's operations can share a summary and a tag (Stripe's "Create a refund" is
+    three operations): a question offering two of them names each by method and path."""
+    op = {
+        "summary": "Create a refund",
+        "tags": ["charge"],
+        "responses": {"200": {"description": "ok"}},
+    }
+    spec = {
+        "openapi": "3.0.0",
+        "info": {"title": "Payments", "version": "1"},
+        "paths": {
+            "/charges/{charge}/refunds": {"post": op},
+            "/charges/{charge}/refund": {"post": {**op, "deprecated": True}},
+            "/charges/{charge}/refunds/{refund}": {"post": {**op, "summary": "Update a refund"}},
+        },
+    }
+    (tmp_path / "payments.json").write_text(json.dumps(spec))
+    with KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none")) as kb:
+        assert kb.ingest(tmp_path / "payments.json", source="payments").ok
+        r = kb.search("refund a charge")
+    assert (r.verdict.kind, r.verdict.reason) == ("clarify", "ambiguous")
+    labels = [o.label for o in r.verdict.options]
+    assert len(set(labels)) == len(labels) >= 2
+    assert "Create a refund (charge, POST /charges/{charge}/refunds)" in labels
+    assert "Create a refund (charge, POST /charges/{charge}/refund)" in labels
+    assert all(o.label in r.verdict.message for o in r.verdict.options)
+    # an option that reads differently already says no more
+    assert [o.detail for o in r.verdict.options if o.title != "Create a refund"] in ([], [""])
+    listed = search_out(r).model_dump()["verdict"]["options"]  # MCP's and REST's shape
+    assert {o["detail"] for o in listed if o["title"] == "Create a refund"} == {
+        "POST /charges/{charge}/refunds",
+        "POST /charges/{charge}/refund",
+    }
+
+
 def test_options_of_one_source_leave_it_out(both_kb: KnowledgeBase) -> None:
     r = both_kb.search("home")  # two sources in the index, both options from the docs
     assert r.verdict.kind == "clarify" and len(r.verdict.options) >= 2

@@ -38,6 +38,16 @@ HTTP_METHODS: tuple[str, ...] = (
     "options",
     "trace",
 )
+
+
+def operation_in_id(doc_id: str) -> str:
+    """An API operation's method and path from its document id (``spec:METHOD /path``);
+    '' for any other id."""
+    _, _, op = doc_id.partition(":")
+    method, _, path = op.partition(" ")
+    return op if method.isupper() and method.lower() in HTTP_METHODS and path[:1] == "/" else ""
+
+
 CRUD_KINDS: tuple[str, ...] = ("create", "read", "list", "update", "delete")
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -521,6 +531,7 @@ __all__ = [
     "is_version",
     "noun_forms",
     "operation_fit",
+    "operation_in_id",
     "operation_kind",
     "operation_kinds",
     "path_resources",

@@ -169,6 +169,10 @@ class Option:
     # The heading of the section a long page offers ("Timeouts" of "Advanced Usage"),
     # when that is not the page's top: two pages can both be the answer in part.
     section: str = ""
+    # set only where two options would read the same otherwise: an API operation's
+    # method and path (Stripe's "Create a refund" is three operations), else the
+    # document's id
+    detail: str = ""
 
     @property
     def name(self) -> str:
@@ -183,8 +187,8 @@ class Option:
 
     @property
     def where(self) -> str:
-        """Its source (when set) and category, as a label names them."""
-        return ", ".join(x for x in (self.source, self.category) if x)
+        """Its source (when set), category and detail (when set), as a label names them."""
+        return ", ".join(x for x in (self.source, self.category, self.detail) if x)
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,10 +45,12 @@ chosen so that false answers on unanswerable development questions stay at or be
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..analyze.text import STOP_WORDS, ParsedQuery, below_title, singular, stem, tokenize
+from ..apinames import operation_in_id
 from ..bounds import excerpt
 from ..errors import ConfigError
 from ..models import Option, Verdict, VerdictReason
@@ -299,12 +301,18 @@ def section_of(d: DocSummary, header_path: str) -> str:
     return last if last != d.title else ""
 
 
-def _sourced(options: Sequence[Option], sources: Sequence[str]) -> tuple[Option, ...]:
-    """``options``, each with its source (``sources``, in order) when they come from
-    more than one (two APIs' "Create an assistant" differ by whose API it is)."""
+def _distinct(options: Sequence[Option], sources: Sequence[str]) -> tuple[Option, ...]:
+    """``options`` as a question can offer them: each with its source (``sources``, in
+    order) when they come from more than one (two APIs' "Create an assistant" differ by
+    whose API it is), and with its document's id where two would still read the same
+    (one API's three "Create a refund" operations differ by method and path)."""
     if len(set(sources)) > 1:
-        return tuple(replace(o, source=src) for o, src in zip(options, sources, strict=True))
-    return tuple(options)
+        options = [replace(o, source=src) for o, src in zip(options, sources, strict=True)]
+    labels = Counter(o.label for o in options)
+    return tuple(
+        replace(o, detail=operation_in_id(o.doc_id) or o.doc_id) if labels[o.label] > 1 else o
+        for o in options
+    )
 
 
 def _option(s: Scored) -> Option:
@@ -472,7 +480,7 @@ def decide(
         close = [m.lead for m in named[:3]]
     evidence = _why(model.answer, x)
     if len(close) > 1:
-        options = _sourced([_option(s) for s in close], [s.match.doc.source for s in close])
+        options = _distinct([_option(s) for s in close], [s.match.doc.source for s in close])
         listed = " or ".join(_short(o) for o in options)
         return (
             Verdict(
@@ -536,7 +544,7 @@ def command_verdict(
             f"`{doc.command or query}` is a documented command." + alias,
         )
     if cm.kind in ("exact", "group", "completed"):
-        options = _sourced([option_of(d) for d in cm.docs[:5]], [d.source for d in cm.docs[:5]])
+        options = _distinct([option_of(d) for d in cm.docs[:5]], [d.source for d in cm.docs[:5]])
         names = ", ".join(f"`{n}`" for n in cm.suggestions[:5]) or "several commands"
         return Verdict(
             "clarify", 0.5, "ambiguous", f"`{query}` covers {names}; which one?", options

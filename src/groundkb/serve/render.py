@@ -8,12 +8,11 @@ import shutil
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..apinames import operation_in_id
 from ..models import Document, Hit, IngestReport, SearchResult, SourceInfo, Stats
 
 if TYPE_CHECKING:
     from ..ingest.validate import Problem
-
-_METHODS = ("GET ", "POST ", "PUT ", "PATCH ", "DELETE ", "HEAD ", "OPTIONS ", "TRACE ")
 
 
 def to_data(obj: Any) -> Any:
@@ -78,10 +77,8 @@ def _hit_id(h: Hit) -> str:
     chunk id."""
     if h.method and h.path:
         return f"{h.method} {h.path}"
-    if h.type == "api":  # an operation found without its fields: its id is spec:METHOD /path
-        _, _, op = h.doc_id.partition(":")
-        if op.startswith(_METHODS):
-            return op
+    if h.type == "api" and (op := operation_in_id(h.doc_id)):
+        return op  # an operation found without its fields: its id is spec:METHOD /path
     return h.chunk_id
 
 

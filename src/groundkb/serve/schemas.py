@@ -93,6 +93,11 @@ class OptionOut(_Out):
     section: str = Field(
         default="", description="The section of a long page it means, below the page's top."
     )
+    detail: str = Field(
+        default="",
+        description="Given where two options would read the same otherwise: an API "
+        "operation's method and path, else the document's id.",
+    )
     label: str = Field(default="", description="How to name the option to a person.")
 
 
