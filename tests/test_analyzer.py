@@ -88,6 +88,26 @@ def test_stop_words_and_question_words_are_dropped() -> None:
     assert Analyzer().parse("What is a workspace").definitional
 
 
+def test_a_name_with_a_stop_word_in_it_is_asked_for_whole() -> None:
+    """``url_for`` is not "url": a name written with underscores that holds a stop word
+    is one clause, the phrase of its words; any other name's words are clauses of their
+    own, as words are."""
+
+    def clauses(query: str) -> list[tuple[str, list[tuple[str, ...]]]]:
+        parsed = Analyzer().parse(query)
+        return [(c.original, [a.tokens for a in c.alternatives]) for c in parsed.clauses]
+
+    assert clauses("what does url_for do") == [("url_for", [("url", "for")])]
+    assert clauses("is_active flags") == [("is_active", [("is", "active")]), ("flags", [("flag",)])]
+    assert clauses("set cancel_at_period_end") == [
+        ("set", [("set",)]),
+        ("cancel_at_period_end", [("cancel", "at", "period", "end")]),
+    ]
+    assert clauses("SECRET_KEY") == [("secret", [("secret",)]), ("key", [("key",)])]
+    assert clauses("_for_") == []  # no name: a stop word alone
+    assert clauses("url for") == [("url", [("url",)])]  # written apart: words
+
+
 def test_bad_synonym_rules_name_the_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
     f = tmp_path / "syn.txt"
     f.write_text("ok, fine\nlonely\n")

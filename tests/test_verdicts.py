@@ -128,6 +128,25 @@ def test_options_from_more_than_one_source_name_their_source(tmp_path: Path) -> 
         assert "`acme users list` (cli-v1, users)" in [o.label for o in r.verdict.options]
 
 
+def test_a_name_with_a_stop_word_finds_the_page_that_holds_it(tmp_path: Path) -> None:
+    """Asked "what does url_for do", the page that calls ``url_for()`` comes first, not
+    the page titled with "URL" (asked as "url" alone, it came second)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "variables.md").write_text(
+        "# URL Variables\n\nA URL can hold variables. Each URL rule names its variables.\n"
+    )
+    (docs / "building.md").write_text(
+        "# Building Addresses\n\nCall `url_for()` with an endpoint's name to build its address.\n"
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none")) as kb:
+        assert kb.ingest(docs, source="docs").ok
+        r = kb.search("what does url_for do")
+    assert r.hits[0].doc_id == "building"
+    assert "url_for" in r.hits[0].matched_terms
+    assert all(h.doc_id != "variables" for h in r.hits)
+
+
 def test_options_that_would_read_the_same_name_their_operation(tmp_path: Path) -> None:
     """One API's operations can share a summary and a tag (Stripe's "Create a refund" is
     three operations): a question offering two of them names each by method and path."""

@@ -42,6 +42,11 @@ from .lexicon import lemma
 TOKENIZER_VERSION = "words-v4-singular"
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# a name written with underscores (``url_for``, ``is_active``, ``cancel_at_period_end``):
+# one that holds a stop word is asked for as the phrase of its words, stop words included
+# (``url_for`` would be asked as "url" alone); the words of any other (``SECRET_KEY``,
+# ``ssh_config``) are asked for one by one, as before
+_SNAKE = re.compile(r"[^\W_]+(?:_[^\W_]+)+", re.UNICODE)
 
 AltKind = Literal["exact", "plural", "inflection", "synonym", "typo"]
 
@@ -611,6 +616,7 @@ class Analyzer:
         the analyzer has ``inflections``)."""
         tokens = tokenize(query)
         stems = [stem(t) for t in tokens]
+        names = _snake_names(query)
         syn = self.synonyms
         clauses: list[Clause] = []
         i = 0
@@ -631,6 +637,13 @@ class Analyzer:
             while skip and len(request) > 1 and request[0] in self.stop_words:
                 request = request[1:]
         while i < n:
+            end = names.get(i, 0)
+            if i + 1 < end <= n and any(t in self.stop_words for t in tokens[i:end]):
+                clauses.append(
+                    Clause("_".join(tokens[i:end]), (Alternative(tuple(stems[i:end]), "exact"),))
+                )
+                i = end
+                continue
             matched = False
             for size in range(min(longest, n - i), 0, -1):
                 key = tuple(stems[i : i + size])
@@ -665,6 +678,20 @@ class Analyzer:
             phrase=canonical_phrase(clauses),
             request=request,
         )
+
+
+def _snake_names(query: str) -> dict[int, int]:
+    """Where ``query`` writes a name with underscores: the index of its first token
+    (as ``tokenize`` reads the query) and the index after its last."""
+    text = normalize(query)
+    if "_" not in text:
+        return {}
+    starts = {m.start(): k for k, m in enumerate(_WORD.finditer(text))}
+    out: dict[int, int] = {}
+    for m in _SNAKE.finditer(text):
+        first = starts[m.start()]
+        out[first] = first + len(_WORD.findall(m[0]))
+    return out
 
 
 def _with_name(clause: Clause, known: frozenset[str]) -> Clause:
