@@ -105,6 +105,7 @@ def test_a_name_with_a_stop_word_in_it_is_asked_for_whole() -> None:
     ]
     assert clauses("SECRET_KEY") == [("secret", [("secret",)]), ("key", [("key",)])]
     assert clauses("_for_") == []  # no name: a stop word alone
+    assert clauses("is_a") == []  # stop words only: no more a question than "is a"
     assert clauses("url for") == [("url", [("url",)])]  # written apart: words
 
 

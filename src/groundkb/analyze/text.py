@@ -638,7 +638,8 @@ class Analyzer:
                 request = request[1:]
         while i < n:
             end = names.get(i, 0)
-            if i + 1 < end <= n and any(t in self.stop_words for t in tokens[i:end]):
+            stops = sum(t in self.stop_words for t in tokens[i:end])
+            if i + 1 < end <= n and 0 < stops < end - i:
                 clauses.append(
                     Clause("_".join(tokens[i:end]), (Alternative(tuple(stems[i:end]), "exact"),))
                 )
