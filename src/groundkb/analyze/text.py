@@ -637,9 +637,8 @@ class Analyzer:
             while skip and len(request) > 1 and request[0] in self.stop_words:
                 request = request[1:]
         while i < n:
-            end = names.get(i, 0)
-            stops = sum(t in self.stop_words for t in tokens[i:end])
-            if i + 1 < end <= n and 0 < stops < end - i:
+            end = names.get(i, 0) if names else 0
+            if end and i + 1 < end <= n and _holds_stop_word(tokens[i:end], self.stop_words):
                 clauses.append(
                     Clause("_".join(tokens[i:end]), (Alternative(tuple(stems[i:end]), "exact"),))
                 )
@@ -681,12 +680,18 @@ class Analyzer:
         )
 
 
+def _holds_stop_word(words: Sequence[str], stop: frozenset[str]) -> bool:
+    """Whether a name's ``words`` hold a stop word, and a word that is none."""
+    stops = sum(w in stop for w in words)
+    return 0 < stops < len(words)
+
+
 def _snake_names(query: str) -> dict[int, int]:
     """Where ``query`` writes a name with underscores: the index of its first token
     (as ``tokenize`` reads the query) and the index after its last."""
-    text = normalize(query)
-    if "_" not in text:
+    if "_" not in query and "\uff3f" not in query:  # NFKC makes a fullwidth one "_"
         return {}
+    text = normalize(query)
     starts = {m.start(): k for k, m in enumerate(_WORD.finditer(text))}
     out: dict[int, int] = {}
     for m in _SNAKE.finditer(text):
