@@ -107,6 +107,7 @@ def test_a_name_with_a_stop_word_in_it_is_asked_for_whole() -> None:
     assert clauses("_for_") == []  # no name: a stop word alone
     assert clauses("is_a") == []  # stop words only: no more a question than "is a"
     assert clauses("url for") == [("url", [("url",)])]  # written apart: words
+    assert clauses("url\ufe4dfor") == [("url_for", [("url", "for")])]  # NFKC: a low line
 
 
 def test_bad_synonym_rules_name_the_line(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -689,9 +689,9 @@ def _holds_stop_word(words: Sequence[str], stop: frozenset[str]) -> bool:
 def _snake_names(query: str) -> dict[int, int]:
     """Where ``query`` writes a name with underscores: the index of its first token
     (as ``tokenize`` reads the query) and the index after its last."""
-    if "_" not in query and "\uff3f" not in query:  # NFKC makes a fullwidth one "_"
+    text = normalize(query)  # (0.1 µs a question; NFKC makes several low lines "_")
+    if "_" not in text:
         return {}
-    text = normalize(query)
     starts = {m.start(): k for k, m in enumerate(_WORD.finditer(text))}
     out: dict[int, int] = {}
     for m in _SNAKE.finditer(text):
