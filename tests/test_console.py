@@ -8,6 +8,7 @@ GROUNDKB_SKIP_BROWSER=1 to skip these tests on a machine that cannot have it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -42,6 +43,19 @@ if not Path(CHROMIUM).exists():
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
 
+_OK = {"200": {"description": "ok"}}
+GADGETS = {  # an API with a deprecated operation
+    "openapi": "3.0.0",
+    "info": {"title": "Gadgets", "version": "1"},
+    "paths": {
+        "/gadgets": {
+            "post": {"summary": "Create a gadget", "deprecated": True, "responses": _OK},
+            "get": {"summary": "List gadgets", "responses": _OK},
+        }
+    },
+}
+
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("console")
@@ -51,6 +65,9 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with KnowledgeBase.open(settings=settings) as kb:
         assert kb.ingest(docs, source="docs").ok
         assert kb.ingest(EXAMPLES / "entries", source="commands").ok
+        spec = tmp / "gadgets.json"
+        spec.write_text(json.dumps(GADGETS))
+        assert kb.ingest(spec, source="gadgets").ok
         with running(create_app(kb)) as url:
             yield url
 
@@ -131,6 +148,17 @@ def test_a_search_shows_the_verdict_and_each_hits_evidence(page: Page, base: str
     expect(page.locator("h1")).to_have_text("Settings")
     page.keyboard.press("/")  # from any page, / goes to the search box
     expect(page.locator("#q")).to_be_focused()
+
+
+def test_an_api_hit_shows_its_call_and_whether_it_is_deprecated(page: Page, base: str) -> None:
+    search(page, base, "create a gadget")
+    first = page.locator(".hit").first
+    expect(first.locator(".endpoint")).to_have_text("POST /gadgets")
+    expect(first.locator(".deprecated")).to_have_text("deprecated")
+    search(page, base, "list gadgets")
+    first = page.locator(".hit").first
+    expect(first.locator(".endpoint")).to_have_text("GET /gadgets")
+    expect(first.locator(".deprecated")).to_have_count(0)
 
 
 def test_a_clarifying_verdict_offers_choices_that_search_again(page: Page, base: str) -> None:

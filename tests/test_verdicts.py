@@ -172,7 +172,11 @@ def test_options_that_would_read_the_same_name_their_operation(tmp_path: Path) -
     labels = [o.label for o in r.verdict.options]
     assert len(set(labels)) == len(labels) >= 2
     assert "Create a refund (charge, POST /charges/{charge}/refunds)" in labels
-    assert "Create a refund (charge, POST /charges/{charge}/refund)" in labels
+    # the spec marks this one deprecated: its option and its hit say so
+    assert "Create a refund (charge, POST /charges/{charge}/refund, deprecated)" in labels
+    assert [o.deprecated for o in r.verdict.options if o.doc_id.endswith("/refund")] == [True]
+    assert [h.deprecated for h in r.hits if h.path.endswith("/refund")] == [True]
+    assert not any(h.deprecated for h in r.hits if not h.path.endswith("/refund"))
     assert all(o.label in r.verdict.message for o in r.verdict.options)
     # an option that reads differently already says no more
     assert [o.detail for o in r.verdict.options if o.title != "Create a refund"] in ([], [""])
@@ -181,6 +185,36 @@ def test_options_that_would_read_the_same_name_their_operation(tmp_path: Path) -
         "POST /charges/{charge}/refunds",
         "POST /charges/{charge}/refund",
     }
+    # MCP says "deprecated" only where it is true, and keeps a label the fields make
+    sent = compact_search(search_out(r).model_dump(mode="json"))
+    flagged = {o["doc_id"] for o in sent["verdict"]["options"] if o.get("deprecated")}
+    assert flagged == {"payments:POST /charges/{charge}/refund"}
+    assert all("label" not in o for o in sent["verdict"]["options"])  # the fields make it
+    assert [h["path"] for h in sent["hits"] if "deprecated" in h] == ["/charges/{charge}/refund"]
+    assert "POST /charges/{charge}/refund (deprecated)" in search_text(r)  # the CLI's table
+
+
+def test_an_answer_from_a_deprecated_operation_says_so(tmp_path: Path) -> None:
+    ok = {"200": {"description": "ok"}}
+    spec = {
+        "openapi": "3.0.0",
+        "info": {"title": "Gadgets", "version": "1"},
+        "paths": {
+            "/gadgets": {
+                "post": {"summary": "Create a gadget", "deprecated": True, "responses": ok},
+                "get": {"summary": "List gadgets", "responses": ok},
+            },
+        },
+    }
+    (tmp_path / "gadgets.json").write_text(json.dumps(spec))
+    with KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none")) as kb:
+        assert kb.ingest(tmp_path / "gadgets.json", source="gadgets").ok
+        created = kb.search("Create a gadget")
+        listed = kb.search("List gadgets")
+    assert created.verdict.kind == "answer" and created.hits[0].deprecated
+    assert "Create a gadget (deprecated in its API spec)" in created.verdict.message
+    assert listed.verdict.kind == "answer" and not listed.hits[0].deprecated
+    assert "deprecated" not in listed.verdict.message
 
 
 def test_options_of_one_source_leave_it_out(both_kb: KnowledgeBase) -> None:

@@ -154,6 +154,7 @@ class Hit:
     method: str = ""  # API operations: the HTTP method, upper case
     path: str = ""  # API operations: the path as in the spec
     resource: str = ""  # API operations: the resource acted on (``payment_intent``)
+    deprecated: bool = False  # API operations: its spec marks it deprecated
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +174,7 @@ class Option:
     # method and path (Stripe's "Create a refund" is three operations), else the
     # document's id
     detail: str = ""
+    deprecated: bool = False  # an API operation its spec marks deprecated
 
     @property
     def name(self) -> str:
@@ -187,8 +189,10 @@ class Option:
 
     @property
     def where(self) -> str:
-        """Its source (when set), category and detail (when set), as a label names them."""
-        return ", ".join(x for x in (self.source, self.category, self.detail) if x)
+        """Its source (when set), category, detail (when set) and "deprecated" (when it
+        is), as a label names them."""
+        marks = (self.source, self.category, self.detail, "deprecated" if self.deprecated else "")
+        return ", ".join(x for x in marks if x)
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,6 +106,8 @@ def compact_search(
         for key in _EMPTY_OMITTED:
             if h.get(key) == "":
                 del h[key]
+        if h.get("deprecated") is False:
+            del h["deprecated"]
         if not explain and _says_nothing(str(h.get("summary", "")), hit):
             h.pop("summary", None)
         path = str(h.get("header_path", ""))
@@ -144,7 +146,11 @@ def compact_search(
         v = {k: x for k, x in verdict.items() if not (k == "options" and not x)}
         if verdict.get("options"):
             v["options"] = [
-                {k: x for k, x in o.items() if x != "" and not (k == "label" and x == _label(o))}
+                {
+                    k: x
+                    for k, x in o.items()
+                    if x != "" and x is not False and not (k == "label" and x == _label(o))
+                }
                 for o in verdict["options"]
             ]
         out["verdict"] = v
@@ -167,7 +173,8 @@ def _says_nothing(summary: str, hit: Mapping[str, Any]) -> bool:
 def _label(option: Mapping[str, Any]) -> str:
     """The label an option's own fields make (``Option.label``): a label that says no
     more is left out."""
-    return Option(**{f.name: str(option.get(f.name, "")) for f in fields(Option)}).label
+    given = {f.name: option[f.name] for f in fields(Option) if f.name in option}
+    return Option(**{"doc_id": "", "title": ""} | given).label
 
 
 def _shared(hits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

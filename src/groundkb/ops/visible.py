@@ -198,6 +198,10 @@ class VisibleStore:
         narrowed = self.narrow(filters)
         return [] if narrowed is None else self._store.document_metadata(narrowed)
 
+    def flagged_documents(self, filters: Filters, key: str) -> list[str]:
+        narrowed = self.narrow(filters)
+        return [] if narrowed is None else self._store.flagged_documents(narrowed, key)
+
     def documents(self, doc_ids: Sequence[str], filters: Filters = Filters()) -> list[Document]:
         narrowed = self.narrow(filters)
         return [] if narrowed is None else self._store.documents(doc_ids, narrowed)

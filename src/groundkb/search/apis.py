@@ -20,6 +20,8 @@ Built from the document summaries whenever the index changes:
   resources not named), the actions the question asks for and supersession into the
   factor the engine multiplies an API operation's rank by. Its constants are settings
   (:class:`ApiWeights`), fitted leave-one-spec-out by ``benchmarks/fit_api_ranking.py``.
+- **Deprecated operations.** :attr:`ApiIndex.deprecated` holds the operations their
+  spec marks ``deprecated``; their hits and clarifying options say so.
 - **Superseded versions.** An index often holds several versions of one API
   (``twilio_studio_v1`` and ``twilio_studio_v2``; ``/apis/autoscaling/v1`` and
   ``/apis/autoscaling/v2``), with the same operations in each. A question that does not
@@ -131,6 +133,9 @@ class ApiIndex:
 
     by_name: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)  # → (id, whole)
     superseded: frozenset[str] = frozenset()
+    # operations their spec marks deprecated: said in their hits and options, not ranked
+    # lower (measured: docs/benchmarks.md, twenty-fourth stop)
+    deprecated: frozenset[str] = frozenset()
     summaries: dict[str, DocSummary] = field(default_factory=dict)
     # doc id → its operation with versions taken out: one meaning across API versions
     families: dict[str, str] = field(default_factory=dict)
@@ -142,8 +147,8 @@ class ApiIndex:
     _named: dict[tuple[str, ...], frozenset[str]] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def build(cls, docs: Iterable[DocSummary]) -> ApiIndex:
-        index = cls()
+    def build(cls, docs: Iterable[DocSummary], deprecated: Iterable[str] = ()) -> ApiIndex:
+        index = cls(deprecated=frozenset(deprecated))
         families: dict[str, list[tuple[Version, str]]] = {}
         leading: Counter[str] = Counter()
         vocab: dict[str, set[str]] = {}

@@ -103,7 +103,7 @@ def build_derived(store: Store, token: str) -> Derived:
         avgdl=stats.avg_length or 1.0,
         known_terms=known_terms(every),
         commands=CommandIndex(commands),
-        apis=ApiIndex.build(every),
+        apis=ApiIndex.build(every, store.flagged_documents(Filters(types=("api",)), "deprecated")),
     )
 
 

@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import bounds
 from ..analyze import lexicon
@@ -588,9 +588,10 @@ class Searcher:
                 scored.append(later)
         meanings = [Meaning(scored[g.lead], tuple(scored[i] for i in g.items)) for g in groups]
         signals = measure(parsed, stats, scored, families, bool(matches), firsts, meanings)
-        verdict, signals = decide(parsed, signals, model, bool(matches))
+        deprecated = self._current().apis.deprecated
+        verdict, signals = decide(parsed, signals, model, bool(matches), deprecated)
         if none_answers and verdict.reason in ("strong_match", "semantic_match", "dominant_match"):
-            verdict = model_doubts(verdict, scored[0], signals)
+            verdict = model_doubts(verdict, scored[0], signals, deprecated)
         if verdict.reason in ("definition", "exact_title"):
             scored = lead_first(scored)
         hits = [
@@ -773,13 +774,18 @@ class Searcher:
     def _hit(self, s: Scored, rank: int, retriever: str = "keyword", score: float = 1.0) -> Hit:
         return hit_of(s, rank, retriever, score, self.settings.snippet_chars, self._endpoint(s))
 
-    def _endpoint(self, s: Scored) -> dict[str, str]:
-        """Method, path and resource of an API operation, for the agent to cite."""
+    def _endpoint(self, s: Scored) -> dict[str, Any]:
+        """Method, path and resource of an API operation, for the agent to cite, and
+        whether its spec marks it deprecated."""
         doc = s.match.doc
         if not doc.operation_kind:
             return {}
-        method, path, resource = self._current().apis.endpoint(doc.id)
-        return {"method": method, "path": path, "resource": resource}
+        apis = self._current().apis
+        method, path, resource = apis.endpoint(doc.id)
+        out: dict[str, Any] = {"method": method, "path": path, "resource": resource}
+        if doc.id in apis.deprecated:
+            out["deprecated"] = True
+        return out
 
 
 def _unheld_splits(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..models import Hit
 from ..store.base import KeywordMatch
@@ -65,10 +66,10 @@ def hit_of(
     retriever: str,
     score: float,
     snippet_chars: int,
-    endpoint: Mapping[str, str],
+    endpoint: Mapping[str, Any],
 ) -> Hit:
     """The hit of a scored candidate at ``rank``; ``endpoint``: an API operation's
-    method, path and resource (empty for other documents)."""
+    method, path, resource and whether it is deprecated (empty for other documents)."""
     m = s.match
     return Hit(
         doc_id=m.doc_id,

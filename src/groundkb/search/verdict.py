@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..analyze.text import STOP_WORDS, ParsedQuery, below_title, singular, stem, tokenize
@@ -304,27 +304,32 @@ def section_of(d: DocSummary, header_path: str) -> str:
 def _distinct(options: Sequence[Option], sources: Sequence[str]) -> tuple[Option, ...]:
     """``options`` as a question can offer them: each with its source (``sources``, in
     order) when they come from more than one (two APIs' "Create an assistant" differ by
-    whose API it is), and with its document's id where two would still read the same
-    (one API's three "Create a refund" operations differ by method and path)."""
+    whose API it is), and with its document's id where two would still read the same,
+    deprecated or not (one API's three "Create a refund" operations differ by method and
+    path)."""
     if len(set(sources)) > 1:
         options = [replace(o, source=src) for o, src in zip(options, sources, strict=True)]
-    labels = Counter(o.label for o in options)
+    # a deprecated operation still needs its method and path beside a current one
+    labels = Counter(replace(o, deprecated=False).label for o in options)
     return tuple(
-        replace(o, detail=operation_in_id(o.doc_id) or o.doc_id) if labels[o.label] > 1 else o
+        replace(o, detail=operation_in_id(o.doc_id) or o.doc_id)
+        if labels[replace(o, deprecated=False).label] > 1
+        else o
         for o in options
     )
 
 
-def _option(s: Scored) -> Option:
+def _option(s: Scored, deprecated: Collection[str] = ()) -> Option:
     """The option a candidate offers: its page's section too when the section's heading
     holds a word of the question that the page's title does not ("Automations > Limits
     and loop protection" for "limits"), so not a heading every page has ("SYNOPSIS",
     "Details"), and not when the question names the page itself (its title holds the
-    question, or is it)."""
+    question, or is it); marked deprecated when its document is in ``deprecated`` (the
+    API operations their spec marks so)."""
     option = option_of(s.match.doc, "" if s.exact or s.phrase_in_title else s.match.header_path)
     if option.section and not _adds_asked(option.section, option.title, s.matched):
-        return replace(option, section="")
-    return option
+        option = replace(option, section="")
+    return replace(option, deprecated=True) if s.match.doc_id in deprecated else option
 
 
 def _adds_asked(heading: str, title: str, matched: Sequence[str]) -> bool:
@@ -368,10 +373,12 @@ def _short_of(model: Logistic, values: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(f"{_LABELS.get(k, k)} {values.get(k, 0.0):.2f} (−)" for _, k in costs[:3])
 
 
-def model_doubts(verdict: Verdict, top: Scored, signals: Signals) -> Verdict:
+def model_doubts(
+    verdict: Verdict, top: Scored, signals: Signals, deprecated: Collection[str] = ()
+) -> Verdict:
     """The clarify that replaces an answer when the rerank model says none of the
     results answers: ask before answering from the top hit."""
-    option = _option(top)
+    option = _option(top, deprecated)
     return Verdict(
         "clarify",
         round(signals.scope * (1 - signals.answer), 4),
@@ -384,9 +391,15 @@ def model_doubts(verdict: Verdict, top: Scored, signals: Signals) -> Verdict:
 
 
 def decide(
-    parsed: ParsedQuery, signals: Signals, model: VerdictModel, keyword_matched: bool
+    parsed: ParsedQuery,
+    signals: Signals,
+    model: VerdictModel,
+    keyword_matched: bool,
+    deprecated: Collection[str] = (),
 ) -> tuple[Verdict, Signals]:
-    """The verdict for a search, and the signals with the two probabilities filled in."""
+    """The verdict for a search, and the signals with the two probabilities filled in;
+    ``deprecated``: the API operations their spec marks so (an answer or option from one
+    says it)."""
     if not parsed.clauses:
         return (
             Verdict(
@@ -424,6 +437,8 @@ def decide(
         )
     top = meanings[0].lead
     title = top.match.doc.title
+    if top.match.doc_id in deprecated:
+        title += " (deprecated in its API spec)"
     named = [m for m in meanings if m.lead.exact and len(m.lead.matched) == len(parsed.clauses)]
     titled = [m for m in named if m.lead.exact == "title"]
     # "what is X" is defined by the one document titled X (an alias does not define);
@@ -480,7 +495,9 @@ def decide(
         close = [m.lead for m in named[:3]]
     evidence = _why(model.answer, x)
     if len(close) > 1:
-        options = _distinct([_option(s) for s in close], [s.match.doc.source for s in close])
+        options = _distinct(
+            [_option(s, deprecated) for s in close], [s.match.doc.source for s in close]
+        )
         listed = " or ".join(_short(o) for o in options)
         return (
             Verdict(
@@ -499,9 +516,9 @@ def decide(
             "clarify",
             confidence,
             "no_title_or_keyword_hit" if body_only else "weak",
-            f"I think you mean {_option(top).label} — is that right? "
+            f"I think you mean {_option(top, deprecated).label} — is that right? "
             "Ask the user before answering from it.",
-            (_option(top),),
+            (_option(top, deprecated),),
             evidence,
         ),
         out,

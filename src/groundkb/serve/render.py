@@ -73,10 +73,10 @@ def search_text(result: SearchResult) -> str:
 
 
 def _hit_id(h: Hit) -> str:
-    """What identifies a hit in the table: an API operation's method and path, else the
-    chunk id."""
+    """What identifies a hit in the table: an API operation's method and path (and
+    "deprecated" when its spec says so), else the chunk id."""
     if h.method and h.path:
-        return f"{h.method} {h.path}"
+        return f"{h.method} {h.path}" + (" (deprecated)" if h.deprecated else "")
     if h.type == "api" and (op := operation_in_id(h.doc_id)):
         return op  # an operation found without its fields: its id is spec:METHOD /path
     return h.chunk_id

@@ -98,6 +98,10 @@ class OptionOut(_Out):
         description="Given where two options would read the same otherwise: an API "
         "operation's method and path, else the document's id.",
     )
+    deprecated: bool = Field(
+        default=False,
+        description="An API operation its spec marks deprecated; MCP leaves it out when false.",
+    )
     label: str = Field(default="", description="How to name the option to a person.")
 
 
@@ -161,6 +165,11 @@ class HitOut(_Out):
     method: str = Field(default="", description="API operations: the HTTP method.")
     path: str = Field(default="", description="API operations: the path, as in the spec.")
     resource: str = Field(default="", description="API operations: the resource acted on.")
+    deprecated: bool = Field(
+        default=False,
+        description="API operations: its spec marks it deprecated (prefer a current "
+        "operation that does the same); MCP leaves it out when false.",
+    )
     resource_uri: str = Field(
         default="",
         description="MCP resource URI of the document (read it as is); MCP leaves it out "

@@ -338,6 +338,12 @@ class Store(Protocol):
         endpoint look-up)."""
         ...
 
+    def flagged_documents(self, filters: Filters, key: str) -> list[str]:
+        """The ids, in order, of the documents the filters allow whose metadata holds
+        ``key`` as JSON ``true`` (the API operations a spec marks ``deprecated``);
+        without reading every document's metadata."""
+        ...
+
     # ------------------------------------------------------------ keyword side
     def keyword_candidates(self, query: KeywordQuery) -> list[KeywordMatch]:
         """Up to ``query.limit`` chunks that contain at least one of the phrases and

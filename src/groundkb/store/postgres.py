@@ -333,6 +333,15 @@ class PostgresStore:
         )
         return [DocMetadata(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
 
+    def flagged_documents(self, filters: Filters, key: str) -> list[str]:
+        where, args = filters_sql(filters, "d")
+        rows = self._read(
+            "SELECT d.id FROM documents d"
+            f" WHERE (d.metadata::jsonb -> %s) = 'true'::jsonb{where} ORDER BY d.id",
+            [key, *args],
+        )
+        return [r[0] for r in rows]
+
     # -------------------------------------------------------------------- keyword
     def _term_rows(self, conn: Conn, terms: Collection[str]) -> TermStats:
         rows = conn.execute(

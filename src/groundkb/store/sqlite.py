@@ -475,6 +475,17 @@ class SQLiteStore:
         )
         return [DocMetadata(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
 
+    def flagged_documents(self, filters: Filters, key: str) -> list[str]:
+        where, args = where_clause(filters)
+        path = "$." + json.dumps(key)  # a quoted label: any key, dots and all
+        test = "json_type(d.metadata, ?) = 'true'"
+        rows = self._query(
+            f"SELECT d.id FROM documents d{where} {'AND' if where else 'WHERE'} {test}"
+            " ORDER BY d.id",
+            [*args, path],
+        )
+        return [r[0] for r in rows]
+
     # -------------------------------------------------------------------- keyword
     def keyword_candidates(self, query: KeywordQuery) -> list[KeywordMatch]:
         phrases = sorted({p for p in query.phrases if p})

@@ -280,6 +280,32 @@ class StoreConformance:
         assert [d.id for d in store.document_metadata(Filters())] == ["g", "w"]
         assert [d.metadata for d in store.document_metadata(Filters(sources=("t",)))] == [{}]
 
+    def test_flagged_documents_are_those_whose_metadata_holds_the_key_as_true(
+        self, store: Store
+    ) -> None:
+        for doc_id, source, flag in [
+            ("b", "s", True),
+            ("a", "s", True),
+            ("c", "s", False),
+            ("d", "s", "true"),  # a string is no flag
+            ("e", "s", 1),  # nor is a number
+            ("f", "t", True),
+        ]:
+            meta = {"deprecated": flag, "odd.key": flag}
+            store.write(*make_doc(doc_id, "x", source=source, type="api", metadata=meta))
+        store.write(*make_doc("g", "y", metadata={"deprecated": True}))  # a page
+        store.write(*make_doc("h", "z", type="api"))  # no metadata at all
+        api = Filters(types=("api",))
+        assert store.flagged_documents(api, "deprecated") == ["a", "b", "f"]
+        assert store.flagged_documents(Filters(), "deprecated") == ["a", "b", "f", "g"]
+        assert store.flagged_documents(Filters(types=("api",), sources=("t",)), "deprecated") == [
+            "f"
+        ]
+        assert store.flagged_documents(api, "odd.key") == ["a", "b", "f"]
+        assert store.flagged_documents(api, "missing") == []
+        store.write(*make_doc("a", "x", type="api", metadata={"deprecated": False}))
+        assert store.flagged_documents(api, "deprecated") == ["b", "f"]
+
     def test_source_filters_apply_inside_every_query(self, store: Store) -> None:
         # Source t has many better matches: a store that filtered after taking its top
         # candidates or neighbours would return nothing of source s.
@@ -327,6 +353,7 @@ class StoreConformance:
         assert view.count_documents(Filters(sources=("t",))) == 0
         assert [d.id for d in view.documents(["t00", "s1"])] == ["s1"]
         assert [d.id for d in view.document_metadata(Filters())] == ["s1"]
+        assert view.flagged_documents(Filters(), "absent") == []
         assert view.chunks(["t00"]) == []
         assert [m.chunk_id for m in view.chunk_matches(["t00#0", "s1#0"])] == ["s1#0"]
         assert view.similar_terms("gizmos", 1) == []

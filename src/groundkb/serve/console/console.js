@@ -189,6 +189,8 @@ function renderHits(r) {
       h("div", { class: "meta" },
         h("span", { class: "path" }, hit.header_path || hit.title),
         hit.command ? h("span", {}, h("code", {}, hit.command)) : null,
+        hit.method ? h("span", { class: "endpoint" }, h("code", {}, hit.method + " " + hit.path)) : null,
+        hit.deprecated ? h("span", { class: "deprecated", title: "Its API spec marks it deprecated" }, "deprecated") : null,
         h("span", {}, hit.type + (hit.category ? " / " + hit.category : "")),
         h("span", {}, "source " + hit.source),
         h("span", {}, "score " + hit.score.toFixed(2)),
