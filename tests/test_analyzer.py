@@ -108,6 +108,24 @@ def test_a_name_with_a_stop_word_in_it_is_asked_for_whole() -> None:
     assert clauses("is_a") == []  # stop words only: no more a question than "is a"
     assert clauses("url for") == [("url", [("url",)])]  # written apart: words
     assert clauses("url\ufe4dfor") == [("url_for", [("url", "for")])]  # NFKC: a low line
+    # a command-line flag of several words is a name too, kept as written
+    assert clauses("what does --no-verify do") == [("--no-verify", [("no", "verify")])]
+    assert clauses("push -no-verify") == [
+        ("push", [("push",)]),
+        ("-no-verify", [("no", "verify")]),
+    ]
+    assert clauses("--dry-run") == [("dry", [("dry",)]), ("run", [("run",)])]  # no stop word
+    assert clauses("url_for or --NO-FF") == [
+        ("url_for", [("url", "for")]),
+        ("--no-ff", [("no", "ff")]),
+    ]
+    # hyphens between words are no flag: prose and synonym phrases stay as they were
+    assert clauses("an up-to-date copy") == [
+        ("up", [("up",)]),
+        ("date", [("date",)]),
+        ("copy", [("copy",)]),
+    ]
+    assert clauses("x--no-verify") == [("x", [("x",)]), ("verify", [("verify",)])]
 
 
 def test_bad_synonym_rules_name_the_line(tmp_path) -> None:  # type: ignore[no-untyped-def]

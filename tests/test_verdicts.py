@@ -147,6 +147,24 @@ def test_a_name_with_a_stop_word_finds_the_page_that_holds_it(tmp_path: Path) ->
     assert all(h.doc_id != "variables" for h in r.hits)
 
 
+def test_a_flag_with_a_stop_word_finds_the_pages_that_document_it(tmp_path: Path) -> None:
+    """Asked "what does --no-verify do", the pages that document ``--no-verify`` come
+    first, not the commands named "verify" (asked as "verify" alone, they did)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("verify-commit", "verify-tag"):
+        (docs / f"{name}.md").write_text(f"# git {name}\n\nVerify the signature of a GPG object.\n")
+    (docs / "commit.md").write_text(
+        "# git commit\n\nRecord changes. `--no-verify` bypasses the pre-commit hook.\n"
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none")) as kb:
+        assert kb.ingest(docs, source="docs").ok
+        r = kb.search("what does --no-verify do")
+    assert r.hits[0].doc_id == "commit"
+    assert r.hits[0].matched_terms == ("--no-verify",)
+    assert all(h.doc_id == "commit" for h in r.hits)
+
+
 def test_options_that_would_read_the_same_name_their_operation(tmp_path: Path) -> None:
     """One API's operations can share a summary and a tag (Stripe's "Create a refund" is
     three operations): a question offering two of them names each by method and path."""

@@ -47,6 +47,10 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # (``url_for`` would be asked as "url" alone); the words of any other (``SECRET_KEY``,
 # ``ssh_config``) are asked for one by one, as before
 _SNAKE = re.compile(r"[^\W_]+(?:_[^\W_]+)+", re.UNICODE)
+# a command-line flag of several words (``--no-verify``, ``--not-matching``), the same
+# way: its dashes say it is a name. Other hyphenated words stay as they were: hyphens
+# also join prose ("up-to-date") and the phrases of synonyms ("log-in")
+_FLAG = re.compile(r"(?<![\w-])--?([^\W_]+(?:-[^\W_]+)+)", re.UNICODE)
 
 AltKind = Literal["exact", "plural", "inflection", "synonym", "typo"]
 
@@ -616,7 +620,7 @@ class Analyzer:
         the analyzer has ``inflections``)."""
         tokens = tokenize(query)
         stems = [stem(t) for t in tokens]
-        names = _snake_names(query)
+        names, names_as_written = _names(query)
         syn = self.synonyms
         clauses: list[Clause] = []
         i = 0
@@ -639,9 +643,8 @@ class Analyzer:
         while i < n:
             end = names.get(i, 0) if names else 0
             if end and i + 1 < end <= n and _holds_stop_word(tokens[i:end], self.stop_words):
-                clauses.append(
-                    Clause("_".join(tokens[i:end]), (Alternative(tuple(stems[i:end]), "exact"),))
-                )
+                original = names_as_written[i] if i in names_as_written else "_".join(tokens[i:end])
+                clauses.append(Clause(original, (Alternative(tuple(stems[i:end]), "exact"),)))
                 i = end
                 continue
             matched = False
@@ -686,18 +689,31 @@ def _holds_stop_word(words: Sequence[str], stop: frozenset[str]) -> bool:
     return 0 < stops < len(words)
 
 
-def _snake_names(query: str) -> dict[int, int]:
-    """Where ``query`` writes a name with underscores: the index of its first token
-    (as ``tokenize`` reads the query) and the index after its last."""
+_NO_NAMES: tuple[dict[int, int], dict[int, str]] = ({}, {})
+
+
+def _names(query: str) -> tuple[dict[int, int], dict[int, str]]:
+    """Where ``query`` writes a name with underscores or a flag of several words: the
+    index of its first token (as ``tokenize`` reads the query) and the index after its
+    last; and a flag as written (``--no-verify``), by its first token."""
     text = normalize(query)  # (0.1 µs a question; NFKC makes several low lines "_")
-    if "_" not in text:
-        return {}
+    snake = "_" in text
+    if not snake and "-" not in text:
+        return _NO_NAMES
+    flags = list(_FLAG.finditer(text))
+    if not snake and not flags:
+        return _NO_NAMES
     starts = {m.start(): k for k, m in enumerate(_WORD.finditer(text))}
     out: dict[int, int] = {}
-    for m in _SNAKE.finditer(text):
+    written: dict[int, str] = {}
+    for m in _SNAKE.finditer(text) if snake else ():
         first = starts[m.start()]
         out[first] = first + len(_WORD.findall(m[0]))
-    return out
+    for m in flags:
+        first = starts[m.start(1)]
+        out[first] = first + len(_WORD.findall(m[1]))
+        written[first] = m[0].lower()
+    return out, written
 
 
 def _with_name(clause: Clause, known: frozenset[str]) -> Clause:
