@@ -42,7 +42,6 @@ if not Path(CHROMIUM).exists():
 
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
-
 _OK = {"200": {"description": "ok"}}
 GADGETS = {  # an API with a deprecated operation
     "openapi": "3.0.0",
