@@ -34,6 +34,7 @@ slower; html2text indents code instead of fencing it and is GPL-licensed.
 from __future__ import annotations
 
 import codecs
+import copy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -162,6 +163,95 @@ def _plain_heading(h: Any) -> None:
     h.text = text
 
 
+# the description lists of Sphinx's Python and JavaScript domains
+_OBJECT_LISTS = './/dl[starts-with(@class, "py ") or starts-with(@class, "js ")]'
+
+
+def _object_name(dt: Any) -> str:
+    """The name of the API object a Sphinx description term of the Python or JavaScript
+    domain describes (``<dt id="os.path.ismount">`` of a ``<dl class="py function">``):
+    its id, when the id is the name the signature shows (``os.path.`` + ``ismount``), or
+    ends with it (a method shows ``most_common`` for ``collections.Counter.most_common``);
+    '' for anything else (a glossary term, another domain's entry: C's ``c.PyObject_Call``,
+    C++'s mangled ids, a command-line option's ``cmdoption-…``)."""
+    ident = str(dt.get("id") or "")
+    parent = dt.getparent()
+    if not ident or parent is None or parent.tag != "dl":
+        return ""
+    if str(parent.get("class", "")).split()[:1] not in (["py"], ["js"]):
+        return ""
+    shown = "".join(
+        _text(el)
+        for el in dt.iter("span")
+        if {"sig-prename", "sig-name"} & set(str(el.get("class", "")).split())
+    )
+    shown = shown.replace(" ", "")
+    # a method shows its own name only ("most_common"): its class is the entry around it
+    return ident if shown and (ident == shown or ident.endswith("." + shown)) else ""
+
+
+def _object_sections(root: Any) -> None:
+    """Make each API entry of a Sphinx page (a function, class, method, attribute…) a
+    section of its own, headed by its name, one level below the heading it sits under
+    and one more for each entry it is nested in (a class's methods): so a question about
+    ``os.path.ismount`` finds that entry, not a window of the 30 the page describes, and
+    its citation points at the entry (``#os.path.ismount``). The signature stays, as the
+    section's first line. Text that follows an entry inside the same section (a note
+    after the last function of a group) goes back under the section's heading, repeated
+    before it, rather than into the entry above it."""
+    if not root.xpath(_OBJECT_LISTS):
+        return
+    level = 1
+    last: Any = None  # the page's last heading so far
+    owner: dict[Any, Any] = {}  # an entry's list → its term
+    found: list[tuple[Any, str, int, Any]] = []  # term, name, level, what it is below
+    for el in root.iter(*_HEADINGS, "dt"):
+        if el.tag in _HEADINGS:
+            level, last = int(el.tag[1]), el
+            continue
+        name = _object_name(el)
+        if not name:
+            continue
+        outer = next((a for a in el.getparent().iterancestors("dl") if a in owner), None)
+        depth = 1 + sum(1 for a in el.getparent().iterancestors("dl") if a in owner)
+        owner[el.getparent()] = el
+        found.append((el, name, min(6, level + depth), owner[outer] if outer is not None else last))
+    made: dict[Any, Any] = {}  # a term → the heading made for it
+    for dt, name, h, _ in found:
+        for a in dt.xpath(".//a[@class='headerlink']"):
+            a.drop_tree()
+        signature = _text(dt)
+        heading = dt.makeelement(f"h{h}", {})
+        code = heading.makeelement("code", {})
+        code.text = name
+        heading.append(code)
+        line = dt.makeelement("p", {})
+        sig = line.makeelement("code", {})
+        sig.text = signature
+        line.append(sig)
+        dt.addprevious(heading)
+        dt.addprevious(line)
+        made[dt] = heading
+    for dt, _, _, above in found:
+        dl = dt.getparent()
+        after = dl.getnext()
+        text_after = bool((dl.tail or "").strip())
+        if above is None or (after is None and not text_after):
+            continue
+        if not text_after and (after.tag in _HEADINGS or after in owner):
+            continue
+        again = copy.deepcopy(made.get(above, above))
+        again.tail, dl.tail = dl.tail, None
+        dl.addnext(again)
+    for dt in made:
+        dt.getparent().remove(dt)
+    for dl in owner:
+        dl.tag = "div"
+        dl.attrib.clear()
+        for dd in dl.findall("dd"):
+            dd.tag = "div"
+
+
 class _Resolver:
     """Absolute URLs (without fragment) of the hrefs of one page, each computed once."""
 
@@ -285,6 +375,7 @@ def parse_html(data: bytes, url: str = "", charset: str | None = None) -> HtmlPa
     _prune(root, marked)
     for h in root.iter(*_HEADINGS):
         _plain_heading(h)
+    _object_sections(root)
     text_chars = len(_text(root))
     link_chars = sum(len(_text(a)) for a in root.iter("a"))
     density = link_chars / text_chars if text_chars else 0.0
@@ -357,7 +448,7 @@ class HtmlLoader:
     """Local ``.html`` files: id = path without suffix, like Markdown pages."""
 
     name = "html"
-    version = "2"
+    version = "3"
     suffixes: tuple[str, ...] = (".html", ".htm", ".xhtml")
 
     def sniff(self, data: bytes) -> bool:
