@@ -26,7 +26,7 @@ from groundkb.search.verdict import (
 from groundkb.serve.cli import cli
 from groundkb.serve.mcp import build_server
 from groundkb.serve.render import search_text
-from groundkb.serve.schemas import search_out
+from groundkb.serve.schemas import endpoint_out, search_out
 from groundkb.store.base import DocSummary, KeywordMatch
 
 from .conftest import EXAMPLES
@@ -229,6 +229,15 @@ def test_an_answer_from_a_deprecated_operation_says_so(tmp_path: Path) -> None:
         assert kb.ingest(tmp_path / "gadgets.json", source="gadgets").ok
         created = kb.search("Create a gadget")
         listed = kb.search("List gadgets")
+        post, get = (kb.get_api_endpoint("/gadgets", m).endpoints[0] for m in ("POST", "GET"))
+        found = kb.find_endpoints("gadget")
+    # the exact look-ups say it too, in every shape
+    assert post.deprecated and not get.deprecated
+    assert endpoint_out(post).model_dump()["deprecated"] is True
+    assert {e.method: e.deprecated for e in found} == {"POST": True, "GET": False}
+    out = CliRunner().invoke(cli, ["--db", str(tmp_path / "kb.db"), "endpoints", "gadget"])
+    assert "POST /gadgets\tcreate\tCreate a gadget (deprecated)" in out.output
+    assert "GET /gadgets\tlist\tList gadgets\n" in out.output
     assert created.verdict.kind == "answer" and created.hits[0].deprecated
     assert "Create a gadget (deprecated in its API spec)" in created.verdict.message
     assert listed.verdict.kind == "answer" and not listed.hits[0].deprecated

@@ -54,6 +54,7 @@ class Endpoint:
     operation_id: str = ""
     spec: str = ""
     source: str = ""
+    deprecated: bool = False  # the spec marks it deprecated
 
     @property
     def resource(self) -> str:
@@ -161,6 +162,7 @@ def endpoint_from_document(doc: Document | DocMetadata) -> Endpoint | None:
         operation_id=str(meta.get("operation_id", "")),
         spec=str(meta.get("spec", "")),
         source=doc.source,
+        deprecated=meta.get("deprecated") is True,
     )
 
 

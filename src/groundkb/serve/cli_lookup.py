@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from ..apigraph import Endpoint
 from .cli_common import EXIT_FAILED, fail, open_kb
 
 
@@ -60,6 +61,14 @@ def commands_cmd(
     click.echo(f"{offset + 1 if docs else offset}-{offset + len(docs)} of {total}", err=True)
 
 
+def _endpoint_line(e: Endpoint, *middle: str) -> str:
+    """``METHOD path<TAB>…<TAB>title``, the title marked when the spec deprecates it
+    (unless it says so already: "Get Playlist Items [DEPRECATED]")."""
+    marked = e.deprecated and "deprecated" not in e.title.lower()
+    title = e.title + (" (deprecated)" if marked else "")
+    return "\t".join((f"{e.method} {e.path}", *middle, title))
+
+
 @click.command()
 @click.argument("path")
 @click.option("--method", "-m", help="HTTP method (GET, POST, ...).")
@@ -86,13 +95,13 @@ def endpoint(ctx: click.Context, path: str, method: str | None, as_json: bool) -
         if len(found.endpoints) == 1:
             click.echo(document_text(kb.get(found.endpoints[0].doc_id)))
         for e in found.endpoints if len(found.endpoints) > 1 else ():
-            click.echo(f"{e.method} {e.path}\t{e.title}")
+            click.echo(_endpoint_line(e))
         for label, group in (("same resource", found.same_resource), ("parents", found.parents),
                              ("children", found.children)):  # fmt: skip
             if group:
                 click.echo(f"\n{label}:")
                 for e in group:
-                    click.echo(f"  {e.method} {e.path}\t{e.title}")
+                    click.echo("  " + _endpoint_line(e))
 
 
 @click.command()
@@ -112,7 +121,7 @@ def endpoints(ctx: click.Context, resource: str, operation: str | None, as_json:
     if not found:
         fail(f"no {operation + ' ' if operation else ''}operations on {resource!r}")
     for e in found:
-        click.echo(f"{e.method} {e.path}\t{e.operation_kind}\t{e.title}")
+        click.echo(_endpoint_line(e, e.operation_kind))
 
 
 @click.command()

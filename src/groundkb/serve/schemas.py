@@ -320,6 +320,10 @@ class EndpointOut(_Out):
     resources: list[str]
     operation_id: str = ""
     spec: str = ""
+    deprecated: bool = Field(
+        default=False,
+        description="The spec marks it deprecated: prefer a current operation that does the same.",
+    )
     resource_uri: str = _RESOURCE_URI
 
 
