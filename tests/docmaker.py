@@ -167,3 +167,50 @@ TLDR_ALIAS_PAGES = {
     "linux/ls.md": "# ls\n\n> List directory contents.\n\n- List files:\n\n`ls`\n",
     "common/kafkacat.md": _tldr_alias("kafkacat", "kcat"),
 }
+
+
+def sphinx_entry(
+    kind: str, prename: str, name: str, params: str, body: str, inner: str = "", ident: str = ""
+) -> str:
+    """A Sphinx API entry as Sphinx writes it (name spans, a permalink, a description)."""
+    ident = ident or prename + name
+    return (
+        f'<dl class="py {kind}"><dt class="sig sig-object py" id="{ident}">'
+        f'<span class="sig-prename descclassname"><span class="pre">{prename}</span></span>'
+        f'<span class="sig-name descname"><span class="pre">{name}</span></span>'
+        f'<span class="sig-paren">(</span><em class="sig-param">{params}</em>'
+        f'<span class="sig-paren">)</span><a class="headerlink" href="#{ident}">¶</a></dt>'
+        f"<dd><p>{body}</p>{inner}</dd></dl>"
+    )
+
+
+SPHINX_API_PAGE = (
+    '<html><head><title>pathutils</title></head><body><div role="main">'
+    '<section id="pathutils"><h1>pathutils — Path helpers<a class="headerlink" '
+    'href="#pathutils">¶</a></h1><p>Helpers for paths.</p>'
+    '<section id="functions"><h2>Functions<a class="headerlink" href="#functions">¶</a></h2>'
+    + sphinx_entry(
+        "function", "pathutils.", "ismount", "path", "Return True if path is a mount point."
+    )
+    + sphinx_entry(
+        "class",
+        "pathutils.",
+        "Walker",
+        "top",
+        "Walks a tree of folders.",
+        # a method shows its own name only, as Sphinx writes it
+        sphinx_entry(
+            "method",
+            "",
+            "skip",
+            "folder",
+            "Leave a subtree out of the walk.",
+            ident="pathutils.Walker.skip",
+        ),
+    )
+    + '<dl class="c function"><dt class="sig sig-object c" id="c.Path_Check">'
+    '<span class="sig-name descname"><span class="pre">Path_Check</span></span></dt>'
+    "<dd><p>The C check of a path object.</p></dd></dl>"
+    '<dl class="glossary"><dt id="term-mount">mount</dt><dd>A file system attached.</dd></dl>'
+    "</section></section></div></body></html>"
+)

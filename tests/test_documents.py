@@ -15,7 +15,13 @@ from groundkb.errors import IngestError, InvalidInput
 from groundkb.ingest.fetch import address_problem, parse_networks
 from groundkb.ingest.html import decode_html, parse_html
 
-from .docmaker import encrypt_pdf, make_docx, make_pdf, make_zip_bomb_docx
+from .docmaker import (
+    SPHINX_API_PAGE,
+    encrypt_pdf,
+    make_docx,
+    make_pdf,
+    make_zip_bomb_docx,
+)
 
 PAGE = """<!DOCTYPE html><html lang="en"><head><title>Sharing | Acme Docs</title>
 <meta name="description" content="How to share a workspace."></head><body>
@@ -401,3 +407,18 @@ def test_man_pages_are_the_commands_they_document(kb: KnowledgeBase, tmp_path: P
     assert kb.search("frob widgets and cloth --verbose").verdict.reason == "unknown_command"
     # A question in words finds the command by what its NAME line says it does.
     assert kb.search("how do I make a widget shine").hits[0].doc_id in ("frob-polish", "frob-buff")
+
+
+def test_a_local_sphinx_page_cites_an_api_entry_by_its_own_anchor(tmp_path: Path) -> None:
+    """An HTML file ingested from a folder cites an API entry the way the page names it
+    (``#pathutils.ismount``), as a crawled page does; Markdown keeps its slugs."""
+    docs = tmp_path / "docs"
+    (docs / "library").mkdir(parents=True)
+    (docs / "library" / "pathutils.html").write_text(SPHINX_API_PAGE, encoding="utf-8")
+    (docs / "notes.md").write_text("# Notes\n\n## url_for\n\nBuild an address for an endpoint.\n")
+    with KnowledgeBase.open(tmp_path / "kb.db") as kb:
+        assert kb.ingest(docs, source="docs").ok
+        hit = kb.search("is a path a mount point").hits[0]
+        assert hit.header_path.endswith("> pathutils.ismount")
+        assert hit.citation == "docs:library/pathutils.html#pathutils.ismount"
+        assert kb.search("build an address").hits[0].citation == "docs:notes.md#url-for"

@@ -20,7 +20,7 @@ from groundkb import KnowledgeBase, Settings
 from groundkb.errors import InvalidInput, MissingDependency, NotFound
 from groundkb.ingest.crawl import CrawlOptions
 
-from .docmaker import encrypt_pdf, make_docx, make_pdf
+from .docmaker import SPHINX_API_PAGE, encrypt_pdf, make_docx, make_pdf
 from .website import Site, serve
 
 PRIVATE = "10.11.12.13"
@@ -462,51 +462,6 @@ def test_a_start_page_that_is_gone_or_redirects_away_deletes_nothing(
     assert gone.deleted == away.deleted == 0 and len(_docs(kb)) == count
 
 
-def _entry(
-    kind: str, prename: str, name: str, params: str, body: str, inner: str = "", ident: str = ""
-) -> str:
-    """A Sphinx API entry as Sphinx writes it (name spans, a permalink, a description)."""
-    ident = ident or prename + name
-    return (
-        f'<dl class="py {kind}"><dt class="sig sig-object py" id="{ident}">'
-        f'<span class="sig-prename descclassname"><span class="pre">{prename}</span></span>'
-        f'<span class="sig-name descname"><span class="pre">{name}</span></span>'
-        f'<span class="sig-paren">(</span><em class="sig-param">{params}</em>'
-        f'<span class="sig-paren">)</span><a class="headerlink" href="#{ident}">¶</a></dt>'
-        f"<dd><p>{body}</p>{inner}</dd></dl>"
-    )
-
-
-SPHINX_PAGE = (
-    '<html><head><title>pathutils</title></head><body><div role="main">'
-    '<section id="pathutils"><h1>pathutils — Path helpers<a class="headerlink" '
-    'href="#pathutils">¶</a></h1><p>Helpers for paths.</p>'
-    '<section id="functions"><h2>Functions<a class="headerlink" href="#functions">¶</a></h2>'
-    + _entry("function", "pathutils.", "ismount", "path", "Return True if path is a mount point.")
-    + _entry(
-        "class",
-        "pathutils.",
-        "Walker",
-        "top",
-        "Walks a tree of folders.",
-        # a method shows its own name only, as Sphinx writes it
-        _entry(
-            "method",
-            "",
-            "skip",
-            "folder",
-            "Leave a subtree out of the walk.",
-            ident="pathutils.Walker.skip",
-        ),
-    )
-    + '<dl class="c function"><dt class="sig sig-object c" id="c.Path_Check">'
-    '<span class="sig-name descname"><span class="pre">Path_Check</span></span></dt>'
-    "<dd><p>The C check of a path object.</p></dd></dl>"
-    '<dl class="glossary"><dt id="term-mount">mount</dt><dd>A file system attached.</dd></dl>'
-    "</section></section></div></body></html>"
-)
-
-
 def test_sphinx_api_entries_are_sections_cited_by_their_own_anchor(kb: KnowledgeBase) -> None:
     """Each function, class and method of a Sphinx page is a section headed by its
     name, below the heading it sits under (a method below its class), with its signature
@@ -514,7 +469,7 @@ def test_sphinx_api_entries_are_sections_cited_by_their_own_anchor(kb: Knowledge
     (a C function's ``c.Path_Check``) and other description lists stay text, under the
     section they are in."""
     s = Site()
-    s.html("/docs/pathutils.html", SPHINX_PAGE)
+    s.html("/docs/pathutils.html", SPHINX_API_PAGE)
     with serve(s) as site:
         url = site.url("/docs/pathutils.html")
         assert kb.ingest_url(url, "web", options=_opts(site)).inserted == 1
