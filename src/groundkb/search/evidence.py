@@ -27,9 +27,11 @@ _NO_WORDS: frozenset[str] = frozenset()
 _RUN = re.compile(r"[^\W_]+")  # a run of letters and digits: the words a snippet counts
 # a Markdown code fence line (its info string too): no words, only noise in one line
 _FENCE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[^`\n]*$", re.M)
-# an API entry's name as a heading: a dotted or underscored identifier
+# an API entry's name as a heading: a dotted identifier (a section's anchor never has a
+# dot: Sphinx writes "formatter_class" and "ttk.Widget" sections as formatter-class and
+# ttk-widget)
 _HTML = (".html", ".htm", ".xhtml")
-_ENTRY_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|_*[A-Za-z]\w*_\w*")
+_ENTRY_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
 def contains(haystack: str, needle: tuple[str, ...]) -> bool:
@@ -208,8 +210,8 @@ def _runs_at(text: str, forms: set[str]) -> list[int]:
 def citation(doc: DocSummary, header_path: str) -> str:
     """Where a hit is: the document's URI (or source and path) and, below its top, the
     anchor of its section: the heading's words joined by hyphens, or on a web page (or an
-    HTML file) an API entry's own name (``os.path.ismount``, ``object.__init__``: the id a Sphinx
-    page gives it, see ``ingest/html.py``)."""
+    HTML file) an API entry's dotted name (``os.path.ismount``, ``object.__init__``: the
+    id a Sphinx page gives it, see ``ingest/html.py``)."""
     base = doc.uri or f"{doc.source}:{doc.origin or doc.id}"
     last = header_path.rsplit(" > ", 1)[-1] if header_path else ""
     if last and last != doc.title and "#" not in base:  # an entry's uri already has one
