@@ -214,3 +214,16 @@ SPHINX_API_PAGE = (
     '<dl class="glossary"><dt id="term-mount">mount</dt><dd>A file system attached.</dd></dl>'
     "</section></section></div></body></html>"
 )
+
+
+_OK = {"200": {"description": "ok"}}
+GADGETS_SPEC = {  # an OpenAPI spec with one deprecated operation
+    "openapi": "3.0.0",
+    "info": {"title": "Gadgets", "version": "1"},
+    "paths": {
+        "/gadgets": {
+            "post": {"summary": "Create a gadget", "deprecated": True, "responses": _OK},
+            "get": {"summary": "List gadgets", "responses": _OK},
+        }
+    },
+}

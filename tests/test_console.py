@@ -21,6 +21,7 @@ from groundkb import KnowledgeBase, Settings
 from groundkb.serve.http import create_app
 
 from .conftest import EXAMPLES, ROOT
+from .docmaker import GADGETS_SPEC
 from .serving import running
 
 CHROMIUM = "/usr/bin/chromium"
@@ -42,18 +43,6 @@ if not Path(CHROMIUM).exists():
 
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
-_OK = {"200": {"description": "ok"}}
-GADGETS = {  # an API with a deprecated operation
-    "openapi": "3.0.0",
-    "info": {"title": "Gadgets", "version": "1"},
-    "paths": {
-        "/gadgets": {
-            "post": {"summary": "Create a gadget", "deprecated": True, "responses": _OK},
-            "get": {"summary": "List gadgets", "responses": _OK},
-        }
-    },
-}
-
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -65,7 +54,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         assert kb.ingest(docs, source="docs").ok
         assert kb.ingest(EXAMPLES / "entries", source="commands").ok
         spec = tmp / "gadgets.json"
-        spec.write_text(json.dumps(GADGETS))
+        spec.write_text(json.dumps(GADGETS_SPEC))
         assert kb.ingest(spec, source="gadgets").ok
         with running(create_app(kb)) as url:
             yield url

@@ -30,7 +30,7 @@ from groundkb.serve.schemas import endpoint_out, search_out
 from groundkb.store.base import DocSummary, KeywordMatch
 
 from .conftest import EXAMPLES
-from .docmaker import write_pages
+from .docmaker import GADGETS_SPEC, write_pages
 from .mcp_result import payload
 
 
@@ -128,20 +128,25 @@ def test_options_from_more_than_one_source_name_their_source(tmp_path: Path) -> 
         assert "`acme users list` (cli-v1, users)" in [o.label for o in r.verdict.options]
 
 
+def _search_pages(tmp_path: Path, pages: dict[str, str], query: str) -> SearchResult:
+    """``query`` asked of Markdown ``pages`` (name → text), by keyword."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in pages.items():
+        (docs / f"{name}.md").write_text(text)
+    with KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none")) as kb:
+        assert kb.ingest(docs, source="docs").ok
+        return kb.search(query)
+
+
 def test_a_name_with_a_stop_word_finds_the_page_that_holds_it(tmp_path: Path) -> None:
     """Asked "what does url_for do", the page that calls ``url_for()`` comes first, not
     the page titled with "URL" (asked as "url" alone, it came second)."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "variables.md").write_text(
-        "# URL Variables\n\nA URL can hold variables. Each URL rule names its variables.\n"
-    )
-    (docs / "building.md").write_text(
-        "# Building Addresses\n\nCall `url_for()` with an endpoint's name to build its address.\n"
-    )
-    with KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none")) as kb:
-        assert kb.ingest(docs, source="docs").ok
-        r = kb.search("what does url_for do")
+    pages = {
+        "variables": "# URL Variables\n\nA URL can hold variables. Each URL rule names them.\n",
+        "building": "# Building Addresses\n\nCall `url_for()` with an endpoint's name.\n",
+    }
+    r = _search_pages(tmp_path, pages, "what does url_for do")
     assert r.hits[0].doc_id == "building"
     assert "url_for" in r.hits[0].matched_terms
     assert all(h.doc_id != "variables" for h in r.hits)
@@ -150,16 +155,14 @@ def test_a_name_with_a_stop_word_finds_the_page_that_holds_it(tmp_path: Path) ->
 def test_a_flag_with_a_stop_word_finds_the_pages_that_document_it(tmp_path: Path) -> None:
     """Asked "what does --no-verify do", the pages that document ``--no-verify`` come
     first, not the commands named "verify" (asked as "verify" alone, they did)."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name in ("verify-commit", "verify-tag"):
-        (docs / f"{name}.md").write_text(f"# git {name}\n\nVerify the signature of a GPG object.\n")
-    (docs / "commit.md").write_text(
+    pages = {
+        name: f"# git {name}\n\nVerify the signature of a GPG object.\n"
+        for name in ("verify-commit", "verify-tag")
+    }
+    pages["commit"] = (
         "# git commit\n\nRecord changes. `--no-verify` bypasses the pre-commit hook.\n"
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none")) as kb:
-        assert kb.ingest(docs, source="docs").ok
-        r = kb.search("what does --no-verify do")
+    r = _search_pages(tmp_path, pages, "what does --no-verify do")
     assert r.hits[0].doc_id == "commit"
     assert r.hits[0].matched_terms == ("--no-verify",)
     assert all(h.doc_id == "commit" for h in r.hits)
@@ -213,18 +216,7 @@ def test_options_that_would_read_the_same_name_their_operation(tmp_path: Path) -
 
 
 def test_an_answer_from_a_deprecated_operation_says_so(tmp_path: Path) -> None:
-    ok = {"200": {"description": "ok"}}
-    spec = {
-        "openapi": "3.0.0",
-        "info": {"title": "Gadgets", "version": "1"},
-        "paths": {
-            "/gadgets": {
-                "post": {"summary": "Create a gadget", "deprecated": True, "responses": ok},
-                "get": {"summary": "List gadgets", "responses": ok},
-            },
-        },
-    }
-    (tmp_path / "gadgets.json").write_text(json.dumps(spec))
+    (tmp_path / "gadgets.json").write_text(json.dumps(GADGETS_SPEC))
     with KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none")) as kb:
         assert kb.ingest(tmp_path / "gadgets.json", source="gadgets").ok
         created = kb.search("Create a gadget")

@@ -212,10 +212,10 @@ def _object_sections(root: Any) -> None:
         name = _object_name(el)
         if not name:
             continue
-        outer = next((a for a in el.getparent().iterancestors("dl") if a in owner), None)
-        depth = 1 + sum(1 for a in el.getparent().iterancestors("dl") if a in owner)
+        around = [a for a in el.getparent().iterancestors("dl") if a in owner]  # innermost first
         owner[el.getparent()] = el
-        found.append((el, name, min(6, level + depth), owner[outer] if outer is not None else last))
+        above = owner[around[0]] if around else last
+        found.append((el, name, min(6, level + 1 + len(around)), above))
     made: dict[Any, Any] = {}  # a term → the heading made for it
     for dt, name, h, _ in found:
         for a in dt.xpath(".//a[@class='headerlink']"):
