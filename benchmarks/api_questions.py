@@ -23,7 +23,7 @@ script measures an earlier version of groundkb (``PYTHONPATH=other/src``, with i
     python benchmarks/api_questions.py [--label after] [--modes keyword,hybrid]
         [--conditions alone,together] [--apis stripe,...] [--set KEY=VALUE ...]
         [--fresh] [--verbose] [--questions DIR] [--ask WORDS] [--ask-end WORDS]
-        [--before WORDS] [--british] [--out FILE]
+        [--before WORDS] [--british] [--gerund] [--out FILE]
 
 Indexes are built once into ``benchmarks/results/tmp/apiq-{label}/`` (embedding takes
 minutes on 2 cores) and reused; ``--fresh`` rebuilds them. The together index is built
@@ -31,7 +31,8 @@ first; an API alone is a copy of it with the other APIs deleted (the same docume
 chunks and vectors, not embedded twice). ``--set`` overrides a setting
 for the searches (the fitting script uses it). ``--ask "which endpoint should I use
 to"`` asks every request in those words, ``--ask-end "via the API"`` ends it so (the
-answer must not change), ``--british`` asks it in British spelling. Writes
+answer must not change), ``--british`` asks it in British spelling, ``--gerund`` as the
+gerund of the verb it opens with ("listing cluster roles"). Writes
 ``benchmarks/results/api_questions[-{label}].json``.
 """
 
@@ -118,6 +119,34 @@ _BRITISH_ENDINGS = (
 )
 
 
+# Set by --gerund: every request that opens with a verb (after "how do I", "how to") is
+# asked as its gerund ("How do I archive a project?" → "archiving a project").
+GERUND = False
+_HOW = re.compile(r"(?i)^\s*(?:how\s+(?:do|can|would|should)\s+i|how\s+to)\s+")
+# verbs that open questions rather than requests ("can guests see reports")
+_NO_REQUEST = frozenset(
+    {"can", "could", "do", "does", "did", "is", "are", "was", "be", "should", "would", "will"}
+    | {"may", "might", "must", "let", "tell", "have", "has"}
+)
+
+
+def gerund(text: str, product: str = "") -> str:
+    """``text`` asked as the gerund of the verb its request opens with: "How do I
+    archive a project?" → "archiving a project", "list cluster roles" → "listing cluster
+    roles"; as it is when it opens otherwise, with the product's name, or is one word."""
+    from lemminflect import getAllLemmas, getInflection
+
+    words = _HOW.sub("", text, count=1).rstrip("?. ").split()
+    if len(words) < 2:
+        return text
+    first = words[0].lower()
+    if first in _NO_REQUEST or first == product.lower():
+        return text
+    lemmas = getAllLemmas(first).get("VERB")
+    forms = getInflection(first, "VBG") if lemmas and lemmas[0] == first else None
+    return " ".join([forms[0], *words[1:]]) if forms else text
+
+
 # British spellings the lexicon lists that nobody writes today
 _ARCHAIC = frozenset({"errour", "errours"})
 
@@ -166,6 +195,8 @@ def asked(query: str, product: str = "") -> str:
     """``query`` as --ask words it: "refund a payment" → "which endpoint should I use to
     refund a payment"; ``product`` stands for "{product}" in them."""
     ask, end, before = (w.replace("{product}", product) for w in (ASK, ASK_END, BEFORE))
+    if GERUND:
+        query = gerund(query, product)
     if BRITISH:
         query = british(query)
     if end:
@@ -489,11 +520,16 @@ def main() -> int:
         action="store_true",
         help="ask every question in British spelling (organisation, cancelled, centre)",
     )
+    ap.add_argument(
+        "--gerund",
+        action="store_true",
+        help="ask every request that opens with a verb as its gerund ('archiving a project')",
+    )
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    global ASK, ASK_END, BEFORE, BRITISH
+    global ASK, ASK_END, BEFORE, BRITISH, GERUND
     ASK, ASK_END, BEFORE = args.ask.strip(), args.ask_end.strip(), args.before.strip()
-    BRITISH = args.british
+    BRITISH, GERUND = args.british, args.gerund
     if args.questions is not None:
         for api, (spec, asked) in list(APIS.items()):
             other = args.questions / asked.name

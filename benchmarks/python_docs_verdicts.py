@@ -38,7 +38,7 @@ embeds every chunk: minutes on 2 cores) and reused; ``--fresh`` rebuilds them.
 
     apt-get update && apt-get install -y python3-doc git-doc
     python benchmarks/python_docs_verdicts.py [--site python|git|flask] [--modes keyword,hybrid]
-        [--fresh] [--json FILE] [--ask-end WORDS] [--before WORDS] [--british]
+        [--fresh] [--json FILE] [--ask-end WORDS] [--before WORDS] [--british] [--gerund]
 """
 
 from __future__ import annotations
@@ -128,7 +128,11 @@ def unpack(archive: Path) -> Path:
 
 
 def score(
-    kb: KnowledgeBase, questions: list[dict[str, Any]], end: str = "", before: str = ""
+    kb: KnowledgeBase,
+    questions: list[dict[str, Any]],
+    end: str = "",
+    before: str = "",
+    product: str = "",
 ) -> dict[str, Any]:
     confusion: Counter[str] = Counter()
     right = answered = answered_right = false = 0
@@ -136,7 +140,9 @@ def score(
     hit5: list[float] = []
     rows = []
     for q in questions:
-        query = f"{q['query'].rstrip('?. ')} {end}" if end else q["query"]
+        query = q["query"]
+        query = api_questions.gerund(query, product) if api_questions.GERUND else query
+        query = f"{query.rstrip('?. ')} {end}" if end else query
         query = api_questions.british(query) if api_questions.BRITISH else query
         r = kb.search(f"{before} {query}" if before else query, limit=5)
         pages = [page(h.doc_id) for h in r.hits]
@@ -193,8 +199,13 @@ def main() -> int:
         action="store_true",
         help="ask every question in British spelling (organisation, cancelled, centre)",
     )
+    ap.add_argument(
+        "--gerund",
+        action="store_true",
+        help="ask every request that opens with a verb as its gerund ('archiving a project')",
+    )
     args = ap.parse_args()
-    api_questions.BRITISH = args.british
+    api_questions.BRITISH, api_questions.GERUND = args.british, args.gerund
     site = SITES[args.site]
     if site.archive is not None:
         root: Path | None = unpack(site.archive)
@@ -213,7 +224,8 @@ def main() -> int:
         with KnowledgeBase.open(db, settings, create=False) as kb:
             product = args.site.capitalize()
             end = args.ask_end.replace("{product}", product)
-            out[mode] = score(kb, questions, end, args.before.replace("{product}", product))
+            before = args.before.replace("{product}", product)
+            out[mode] = score(kb, questions, end, before, product)
         summary = {k: v for k, v in out[mode].items() if k != "rows"}
         print(mode, summary, flush=True)
         if args.verbose:

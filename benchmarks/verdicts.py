@@ -12,15 +12,17 @@ Indexes are those of ``fit_verdict.py`` (``benchmarks/results/tmp/verdict-*.db``
 built there once.
 
     python benchmarks/verdicts.py [--modes keyword,hybrid] [--sets orbit,api,...]
-        [--ask WORDS] [--ask-end WORDS] [--before WORDS] [--british] [--out FILE]
+        [--ask WORDS] [--ask-end WORDS] [--before WORDS] [--british] [--gerund]
+        [--out FILE]
 
 ``--ask "is there a doc on"`` asks every question of the two verdict sets (Orbit, API)
 in those words (questions that open with a question word are asked as they are; the
 retrieval sets are not changed), ``--ask-end "with the CLI"`` ends every question so:
 the verdicts must not change. In both, ``{product}`` stands for the product a question
 is about ("in {product}, how do I" → "in Orbit, how do I", "in Twilio, how do I").
-``--british`` asks them in British spelling ("organisation", "cancelled"): the verdicts
-must not change either.
+``--british`` asks them in British spelling ("organisation", "cancelled"), ``--gerund``
+as the gerund of the verb a request opens with ("How do I archive a project?" →
+"archiving a project"): the verdicts must not change either.
 """
 
 from __future__ import annotations
@@ -202,14 +204,20 @@ def main() -> int:
         action="store_true",
         help="ask the verdict sets in British spelling (organisation, cancelled, centre)",
     )
+    ap.add_argument(
+        "--gerund",
+        action="store_true",
+        help="ask the verdict sets' requests as their gerund ('archiving a project')",
+    )
     args = ap.parse_args()
     OVERRIDES.update(parse_overrides(args.set))
     api_questions.BRITISH = args.british
+    api_questions.GERUND = args.gerund
     api_questions.ASK = args.ask.strip()
     api_questions.ASK_END = args.ask_end.strip()
     api_questions.BEFORE = args.before.strip()
     if (
-        OVERRIDES or args.ask or args.ask_end or args.before or args.british
+        OVERRIDES or args.ask or args.ask_end or args.before or args.british or args.gerund
     ) and args.out == HERE / "results" / "verdicts.json":
         raise SystemExit("--set, --ask: name an --out, the report keeps the default settings")
     wanted = {s for s in args.sets.split(",") if s}

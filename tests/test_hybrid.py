@@ -732,14 +732,15 @@ def test_a_forked_process_searches_with_its_own_worker_threads(
 
 
 def test_the_other_forms_of_a_verb_count_in_keyword_search_only(open_kb: OpenKB) -> None:
-    """ "typing" finds "type" ("notes save automatically while you type") by keyword; in
-    hybrid search the vectors match word forms themselves, and the forms are left out."""
+    """ "typing" finds "type" in a body ("notes save automatically while you type") by
+    keyword; in hybrid search the vectors match word forms themselves, and the forms are
+    left out (a name is another matter: ``test_verdicts``)."""
     assert open_kb().ingest(EXAMPLES / "docs", source="docs").ok
-    keyword = open_kb(retrieval="keyword").search("typing notes")
+    keyword = open_kb(retrieval="keyword").search("notes while typing")
     notes = next(h for h in keyword.hits if h.doc_id == "concepts/notes")
     assert "typing" in notes.matched_terms
     assert any("(inflection)" in e for e in notes.explanation)
-    hybrid = open_kb().search("typing notes")
+    hybrid = open_kb().search("notes while typing")
     assert hybrid.mode == "hybrid"
     assert not any("(inflection)" in e for h in hybrid.hits for e in h.explanation)
 

@@ -554,6 +554,52 @@ def test_a_question_that_is_a_title_in_another_form_of_its_verb_names_it(
         assert kb.search("upload").verdict.reason != "exact_title"
 
 
+@pytest.mark.parametrize("embedder", ["none", "hashing"])
+def test_a_request_put_as_its_gerund_asks_what_its_imperative_asks(
+    tmp_path: Path, embedder: str
+) -> None:
+    """ "archiving tasks" is the page "Archive Tasks" as "archive tasks" is: the same
+    first page and the same verdict, in keyword and in hybrid search; and a heading in
+    one form of a verb names a question in another ("Archiving projects" for "archive a
+    project")."""
+    pages = {
+        "archive-tasks.md": "# Archive Tasks\n\nArchive a finished task to hide it.\n",
+        "delete-tasks.md": "# Delete Tasks\n\nDelete a task for good; it cannot come back.\n",
+        "projects.md": (
+            "# Projects\n\nA project holds tasks.\n\n## Archiving projects\n\n"
+            "An archived project is read-only; its tasks stay.\n\n"
+            "## Members\n\nAdd members to a project from its settings.\n"
+        ),
+    }
+    retrieval = "keyword" if embedder == "none" else "hybrid"
+    with pages_kb(tmp_path, pages, embedder=embedder, retrieval=retrieval) as kb:
+        asked = kb.search("archive tasks")
+        assert (asked.verdict.kind, asked.hits[0].doc_id) == ("answer", "archive-tasks")
+        gerund = kb.search("archiving tasks")
+        assert (gerund.verdict.kind, gerund.verdict.reason) == (
+            asked.verdict.kind,
+            asked.verdict.reason,
+        )
+        assert gerund.hits[0].doc_id == "archive-tasks"
+        assert gerund.query == "archiving tasks"  # the question as asked
+        hits = kb.search("archive a project", limit=10).hits
+        heading = next(h for h in hits if h.header_path.endswith("Archiving projects"))
+        assert "header: archive → archiving (inflection)" in heading.explanation
+
+
+def test_a_gerund_that_names_a_page_is_left_as_asked(tmp_path: Path) -> None:
+    """ "logging handlers" on docs with a page titled "Logging" asks about logging, not
+    about logging something: a gerund that is a name of the index is no request."""
+    pages = {
+        "logging.md": "# Logging\n\nHandlers send log records to files or streams.\n",
+        "log.md": "# Log a message\n\nLog a message with a level and handlers.\n",
+    }
+    with pages_kb(tmp_path, pages) as kb:
+        r = kb.search("logging handlers")
+        assert "logging" in r.terms
+        assert r.hits[0].doc_id == "logging"
+
+
 def test_a_half_typed_last_word_completes_to_the_one_name_it_starts(tmp_path: Path) -> None:
     """A half-typed "auto-arch" means auto-archive when the docs name archive (and
     archived) and nothing else starting so; a prefix of two different names ("inv":

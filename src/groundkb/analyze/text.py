@@ -98,6 +98,12 @@ def tokenize(text: str) -> list[str]:
     return _WORD.findall(normalize(text))
 
 
+def replace_first_word(text: str, word: str) -> str:
+    """``text`` with its first word (a token, as ``tokenize`` reads it) replaced by
+    ``word``: "archiving tasks" → "archive tasks"."""
+    return _WORD.sub(word, text, count=1)
+
+
 def replace_words(text: str, words: Mapping[str, str]) -> str:
     """``text`` with each word that is a key of ``words`` (a token, as ``tokenize``
     reads it) replaced by its value, everything else as written: "the process's

@@ -42,6 +42,7 @@ from ..analyze.text import (
     canonical_phrase,
     context_words,
     other_forms,
+    replace_first_word,
     replace_words,
     request_text,
     spelling_variants,
@@ -266,6 +267,10 @@ class Searcher:
             # the same words as the docs spell them, for everything that reads the question
             text = replace_words(text, respelled)
             parsed = self._present_forms(self.analyzer.parse(text, d.known_terms, forms))
+        if verb := self._imperative(parsed):
+            # "archiving tasks" asks what "archive tasks" asks, as titles put it
+            text = replace_first_word(text, verb)
+            parsed = self._present_forms(self.analyzer.parse(text, d.known_terms, forms))
         # In a long question an unknown word is more likely a real word the docs do not
         # use than a typo; "correcting" it adds noise (measured on the eval sets). A word
         # written as one that the docs write as two is no guess: split at any length.
@@ -300,6 +305,21 @@ class Searcher:
             parsed, clauses=tuple(clauses), phrase=canonical_phrase(clauses), split=tuple(splits)
         )
         return parsed, did_you_mean(parsed)
+
+    def _imperative(self, parsed: ParsedQuery) -> str | None:
+        """The base form of the verb a request opens with as its gerund ("archiving
+        tasks", "listing cluster roles" → archive, list), when the index holds it; None
+        when the request opens otherwise, is that one word, or when the gerund is a name
+        of the index (a word of a short title, an alias, a keyword or a command:
+        "logging" on a site with a logging module)."""
+        tokens = parsed.tokens
+        if len(tokens) < 2 or not tokens[0].endswith("ing") or self.analyzer.inflections is None:
+            return None
+        word = tokens[0]
+        verb = lexicon.lemma(word)
+        if verb == word or word in self._current().known_terms:
+            return None
+        return verb if self._frequencies({stem(verb)}).get(stem(verb), 0) > 0 else None
 
     def _respelled(self, parsed: ParsedQuery) -> dict[str, str]:
         """The question's words the index lacks that it holds spelled the other way,
@@ -766,7 +786,15 @@ class Searcher:
             m = replace(m, score=bm25)
         holding = prep.fields_holding(m.chunk_id)
         s = score_evidence(
-            rank, m, exact, in_title, parsed, clause_weights, self.analyzer.stop_words, holding
+            rank,
+            m,
+            exact,
+            in_title,
+            parsed,
+            clause_weights,
+            self.analyzer.stop_words,
+            holding,
+            prep.clause_forms,
         )
         cosine = cosines.get(s.match.chunk_id)
         return s if cosine is None else replace(s, cosine=cosine)

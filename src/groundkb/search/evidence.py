@@ -6,8 +6,10 @@ Evidence score, in [0, 1] and comparable across corpora:
     score(chunk)    = Σ_clauses idf(c) · field_factor(c) · match_factor(c) / Σ_clauses idf(c)
     field_factor    = 1.0 title or alias, 0.8 keywords, 0.7 header path, 0.4 body, 0 absent
                       (title and alias: 0.7 + 0.3 × the share of the name the query covers)
-    match_factor    = 1.0 the word or its stem, 0.9 the stem of a known term, 0.8 typo
-                      fix, 0.5 synonym or another form of a verb
+    match_factor    = 1.0 the word or its stem, 0.9 the stem of a known term or another
+                      form of its verb in a name (title, alias, keyword, heading:
+                      "Archive Tasks" for "archiving tasks"), 0.8 typo fix, 0.5 synonym
+                      or another form of a verb in the body (keyword search)
     score           = 1.0 × match_factor when the query phrase equals the title or an alias
 """
 
@@ -23,6 +25,10 @@ from .verdict import Scored
 
 FIELD_FACTOR = {"title": 1.0, "aliases": 1.0, "keywords": 0.8, "header": 0.7, "body": 0.4}
 MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "inflection": 0.5, "typo": 0.8, "synonym": 0.5}
+# Another form of the question's verb in a name counts as a plural does: titles and
+# headings say "Archive Tasks" or "Uploading Files" whichever way the question is put.
+NAME_FORM_FACTOR = 0.9
+_NAMES = frozenset({"title", "aliases", "keywords", "header"})
 _NO_WORDS: frozenset[str] = frozenset()
 _RUN = re.compile(r"[^\W_]+")  # a run of letters and digits: the words a snippet counts
 # a Markdown code fence line (its info string too): no words, only noise in one line
@@ -61,12 +67,14 @@ def score_evidence(
     clause_weights: Sequence[float],
     stop_words: frozenset[str],
     holding: Callable[[tuple[str, ...]], int] | None = None,
+    forms: Sequence[frozenset[str]] = (),
 ) -> Scored:
     """The evidence for a ranked candidate: score, matched terms, explanation (above).
 
     ``holding``: the fields that hold an alternative's tokens, as bits in
     ``FIELD_FACTOR``'s order, when rescoring found them already (``Prepared.located``);
-    otherwise each field's words are looked at here."""
+    otherwise each field's words are looked at here. ``forms``: per clause, the other
+    forms of its verb as index terms (``rescore.clause_forms``), looked for in names."""
     total = 0.0
     got = 0.0
     named = 0.0
@@ -74,7 +82,7 @@ def score_evidence(
     explain: list[str] = []
     guard = False
     best_kind_factor = 1.0
-    name_factor = _name_factor(m, parsed, stop_words)
+    name_factor = _name_factor(m, parsed, stop_words, forms)
     # the fields that have text, each with its bit, its factor and its words (split once)
     fields = [
         (
@@ -88,11 +96,13 @@ def score_evidence(
         if (text := m.fields[f])
     ]
 
-    for clause, weight in zip(parsed.clauses, clause_weights, strict=True):
+    name_words: dict[str, frozenset[str]] = {}
+    for i, (clause, weight) in enumerate(zip(parsed.clauses, clause_weights, strict=True)):
         total += weight
         best = 0.0
         where = ""
         via: Alternative | None = None
+        used = 1.0  # the match factor of the best match
         for alt in clause.alternatives:
             if via is not None and alt.kind == "inflection":
                 break  # the other forms of a verb count where the word itself is absent
@@ -107,8 +117,20 @@ def score_evidence(
                 else:
                     found = tokens[0] in words if len(tokens) == 1 else contains(text, tokens)
                 if found:
-                    best = factor * kind
+                    best, used = factor * kind, kind
                     where, via = field, alt
+        if i < len(forms) and forms[i]:
+            for _, field, factor, text, words in fields:
+                if field not in _NAMES or factor * NAME_FORM_FACTOR <= best:
+                    continue
+                if not words:
+                    words = name_words.get(field) or name_words.setdefault(
+                        field, frozenset(text.split())
+                    )
+                in_name = forms[i] & words
+                if in_name:
+                    best, used = factor * NAME_FORM_FACTOR, NAME_FORM_FACTOR
+                    where, via = field, Alternative((min(in_name),), "inflection")
         if via is not None:
             got += weight * best
             matched.append(clause.original)
@@ -123,7 +145,7 @@ def score_evidence(
                 else (f"{where}: {clause.original} → {shown} ({via.kind})")
             )
             explain.append(note)
-            best_kind_factor = min(best_kind_factor, MATCH_FACTOR[via.kind])
+            best_kind_factor = min(best_kind_factor, used)
     score = got / total if total else 0.0
     if exact and len(matched) == len(parsed.clauses):
         score = max(score, best_kind_factor)
@@ -143,9 +165,16 @@ def score_evidence(
     )
 
 
-def _name_factor(m: KeywordMatch, parsed: ParsedQuery, stop_words: frozenset[str]) -> float:
-    """0.7 + 0.3 × the share of the title's (or best alias's) words the query covers."""
+def _name_factor(
+    m: KeywordMatch,
+    parsed: ParsedQuery,
+    stop_words: frozenset[str],
+    forms: Sequence[frozenset[str]] = (),
+) -> float:
+    """0.7 + 0.3 × the share of the title's (or best alias's) words the query covers
+    (a word in another form of the question's verb included)."""
     wanted = {t for c in parsed.clauses for a in c.alternatives for t in a.tokens}
+    wanted.update(*forms)
     best = 0.0
     for name in (m.fields["title"], *stemmed_aliases(m)):
         words = [t for t in name.split() if t not in stop_words]
@@ -225,6 +254,7 @@ def citation(doc: DocSummary, header_path: str) -> str:
 __all__ = [
     "FIELD_FACTOR",
     "MATCH_FACTOR",
+    "NAME_FORM_FACTOR",
     "citation",
     "contains",
     "score_evidence",

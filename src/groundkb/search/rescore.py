@@ -49,6 +49,10 @@ class Prepared:
     forms: tuple[frozenset[str], ...] = ()
     # what a title must hold to be the phrase: the start its last word's forms share
     needle: str = ""
+    # per clause, the other forms of its verb as index terms (a one-word clause; else
+    # none): a name that holds one names what the word asks for ("Archive Tasks" for
+    # "archiving tasks"; ``evidence.score_evidence``)
+    clause_forms: tuple[frozenset[str], ...] = ()
     located: dict[str, Located] = field(default_factory=dict)
 
     def fields_holding(self, chunk_id: str) -> Callable[[tuple[str, ...]], int] | None:
@@ -107,6 +111,7 @@ def prepare(
         b=b,
         forms=words,
         needle=_shared_start(words[-1]) if words else "",
+        clause_forms=clause_forms(parsed, verb_forms),
     )
 
 
@@ -129,6 +134,27 @@ def phrase_forms(
             out.append(frozenset({stem(first[0]), *(stem(t) for t in others)}))
         else:
             out.extend(frozenset({stem(t)}) for t in first)
+    return tuple(out)
+
+
+def clause_forms(
+    parsed: ParsedQuery, verb_forms: Callable[[str], Sequence[str]] | None = None
+) -> tuple[frozenset[str], ...]:
+    """Per clause, the other forms of its verb as index terms: a one-word clause's
+    ``inflection`` alternatives (keyword search keeps them), else ``verb_forms`` of the
+    word as asked; none for a clause of several words or a typo's correction."""
+    out: list[frozenset[str]] = []
+    for clause in parsed.clauses:
+        alts = clause.alternatives
+        first = alts[0].tokens
+        if len(first) != 1 or " " in clause.original or any(a.kind == "typo" for a in alts):
+            out.append(frozenset())
+            continue
+        others = [a.tokens[0] for a in alts if a.kind == "inflection"]
+        if not others and verb_forms is not None:
+            others = list(verb_forms(clause.original))
+        own = {t for a in alts if a.kind != "inflection" for t in a.tokens}
+        out.append(frozenset(stem(t) for t in others) - own)
     return tuple(out)
 
 
@@ -255,4 +281,12 @@ def _is_phrase(words: list[str], forms: tuple[frozenset[str], ...]) -> bool:
     return len(words) == len(forms) and all(w in f for w, f in zip(words, forms, strict=True))
 
 
-__all__ = ["Prepared", "Ranked", "bm25f", "phrase_forms", "prepare", "title_match"]
+__all__ = [
+    "Prepared",
+    "Ranked",
+    "bm25f",
+    "clause_forms",
+    "phrase_forms",
+    "prepare",
+    "title_match",
+]
