@@ -123,7 +123,9 @@ def score_evidence(
             for _, field, factor, text, words in fields:
                 if field not in _NAMES or factor * NAME_FORM_FACTOR <= best:
                     continue
-                if not words:
+                if not words:  # most names hold no form: look for one before splitting
+                    if not any(f in text for f in forms[i]):
+                        continue
                     words = name_words.get(field) or name_words.setdefault(
                         field, frozenset(text.split())
                     )
