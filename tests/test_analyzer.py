@@ -143,7 +143,7 @@ def test_a_verb_also_matches_its_other_regular_forms() -> None:
     assert inflections("ran") == ()
     assert inflections("kubernetes") == ()
     a = Analyzer(inflections=inflections)
-    detecting, cells = a.parse("detecting cells").clauses
+    cells, detecting = a.parse("cells detecting").clauses
     assert [(x.tokens, x.kind) for x in detecting.alternatives] == [
         (("detecting",), "exact"),
         (("detect",), "inflection"),
@@ -151,7 +151,25 @@ def test_a_verb_also_matches_its_other_regular_forms() -> None:
     ]  # "detects" is stemmed to "detect" like the index does
     assert [x.tokens for x in cells.alternatives] == [("cell",)]
     # the word as typed stays first, so the phrase and title matches are unchanged
-    assert a.parse("detecting cells").phrase == ("detecting", "cell")
+    assert a.parse("cells detecting").phrase == ("cell", "detecting")
+    # a request that opens with a gerund asks for the verb, the gerund counting where
+    # the verb is absent, and its request is put in the base form (the API ranking
+    # reads the action there)
+    parsed = a.parse("detecting cells")
+    assert [(x.tokens, x.kind) for x in parsed.clauses[0].alternatives] == [
+        (("detect",), "exact"),
+        (("detecting",), "inflection"),
+    ]
+    assert parsed.clauses[0].original == "detecting"
+    assert parsed.request == ("detect", "cells")
+    listing = a.parse("listing users").clauses[0].alternatives
+    assert [x.kind for x in listing] == ["exact"] + ["synonym"] * 6 + ["inflection"]
+    assert (listing[0].tokens, listing[-1].tokens) == (("list",), ("listing",))
+    # not a gerund that is a name of the index, nor one word alone
+    named = a.parse("logging handlers", frozenset({"logging"}))
+    assert [x.kind for x in named.clauses[0].alternatives] == ["exact", "inflection", "inflection"]
+    assert named.request == ()
+    assert a.parse("detecting").request == ()
     # off without a lexicon (the default Analyzer), and for a word with synonyms
     assert len(Analyzer().parse("detecting").clauses[0].alternatives) == 1
     assert [x.kind for x in a.parse("list").clauses[0].alternatives] == ["exact"] + ["synonym"] * 6

@@ -587,6 +587,25 @@ def test_a_request_put_as_its_gerund_asks_what_its_imperative_asks(
         assert "header: archive → archiving (inflection)" in heading.explanation
 
 
+def test_a_gerund_the_docs_use_as_a_word_of_their_own_is_asked_as_written(
+    tmp_path: Path,
+) -> None:
+    """ "billing address" is about billing, not about billing someone: where the docs
+    write "billing" as often as "bill", the word is asked as written and a page titled
+    "Split a bill" is no answer; "splitting a bill" still finds that page."""
+    pages = {
+        "invoices.md": "# Invoices\n\nEach invoice shows the billing address of the account.\n",
+        "bills.md": "# Split a bill\n\nSplit a bill between two people.\n",
+        "shipping.md": "# Shipping\n\nShipping rates depend on the address.\n",
+    }
+    with pages_kb(tmp_path, pages) as kb:
+        r = kb.search("billing address")
+        assert (r.verdict.kind, r.hits[0].doc_id) == ("answer", "invoices")
+        assert "bills" not in [h.doc_id for h in r.hits]
+        r = kb.search("splitting a bill")
+        assert (r.verdict.kind, r.hits[0].doc_id) == ("answer", "bills")
+
+
 def test_a_gerund_that_names_a_page_is_left_as_asked(tmp_path: Path) -> None:
     """ "logging handlers" on docs with a page titled "Logging" asks about logging, not
     about logging something: a gerund that is a name of the index is no request."""

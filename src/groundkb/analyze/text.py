@@ -98,12 +98,6 @@ def tokenize(text: str) -> list[str]:
     return _WORD.findall(normalize(text))
 
 
-def replace_first_word(text: str, word: str) -> str:
-    """``text`` with its first word (a token, as ``tokenize`` reads it) replaced by
-    ``word``: "archiving tasks" → "archive tasks"."""
-    return _WORD.sub(word, text, count=1)
-
-
 def replace_words(text: str, words: Mapping[str, str]) -> str:
     """``text`` with each word that is a key of ``words`` (a token, as ``tokenize``
     reads it) replaced by its value, everything else as written: "the process's
@@ -676,6 +670,12 @@ class Analyzer:
             if not matched:
                 i += 1
         clauses = [_with_name(c, known_terms) for c in clauses]
+        verb = self._gerund_verb(tokens, known_terms) if not request else None
+        if verb is not None and clauses and clauses[0].original == tokens[0]:
+            # "archiving tasks" asks what "archive tasks" asks: the verb (and its
+            # synonyms) beside the word as asked, and the request in the base form
+            clauses[0] = _with_verb(clauses[0], verb, syn)
+            request = (verb, *tokens[1:n])
         if forms and self.inflections is not None:
             clauses = [_with_inflections(c, self.inflections) for c in clauses]
         clauses = _dedupe_clauses(clauses)
@@ -687,6 +687,30 @@ class Analyzer:
             phrase=canonical_phrase(clauses),
             request=request,
         )
+
+    def _gerund_verb(self, tokens: Sequence[str], known: frozenset[str]) -> str | None:
+        """The verb a request of two or more words opens with as its gerund ("archiving
+        tasks" → archive); None when it opens otherwise, without verb forms, or when the
+        gerund is a name of the index ("logging" where a page is titled Logging)."""
+        if self.inflections is None or len(tokens) < 2 or not tokens[0].endswith("ing"):
+            return None
+        word = tokens[0]
+        verb = lemma(word)
+        return verb if verb != word and word not in known else None
+
+
+def _with_verb(clause: Clause, verb: str, syn: Synonyms) -> Clause:
+    """``clause`` (a gerund) asked as ``verb``, with the verb's synonyms, and the gerund
+    as asked after them, as another form of the verb: it counts where the verb is absent
+    ("billing address" still finds "billing" where no page says "bill")."""
+    key = (stem(verb),)
+    alts = [Alternative(key, "exact")]
+    alts += [Alternative(t, "synonym") for t in syn.groups.get(key, ())]
+    have = {a.tokens for a in alts}
+    alts += [
+        Alternative(a.tokens, "inflection") for a in clause.alternatives if a.tokens not in have
+    ]
+    return Clause(clause.original, tuple(alts))
 
 
 def _holds_stop_word(words: Sequence[str], stop: frozenset[str]) -> bool:

@@ -42,7 +42,6 @@ from ..analyze.text import (
     canonical_phrase,
     context_words,
     other_forms,
-    replace_first_word,
     replace_words,
     request_text,
     spelling_variants,
@@ -267,10 +266,7 @@ class Searcher:
             # the same words as the docs spell them, for everything that reads the question
             text = replace_words(text, respelled)
             parsed = self._present_forms(self.analyzer.parse(text, d.known_terms, forms))
-        if verb := self._imperative(parsed):
-            # "archiving tasks" asks what "archive tasks" asks, as titles put it
-            text = replace_first_word(text, verb)
-            parsed = self._present_forms(self.analyzer.parse(text, d.known_terms, forms))
+        parsed = self._gerund_as_used(parsed)
         # In a long question an unknown word is more likely a real word the docs do not
         # use than a typo; "correcting" it adds noise (measured on the eval sets). A word
         # written as one that the docs write as two is no guess: split at any length.
@@ -306,20 +302,27 @@ class Searcher:
         )
         return parsed, did_you_mean(parsed)
 
-    def _imperative(self, parsed: ParsedQuery) -> str | None:
-        """The base form of the verb a request opens with as its gerund ("archiving
-        tasks", "listing cluster roles" → archive, list), when the index holds it; None
-        when the request opens otherwise, is that one word, or when the gerund is a name
-        of the index (a word of a short title, an alias, a keyword or a command:
-        "logging" on a site with a logging module)."""
-        tokens = parsed.tokens
-        if len(tokens) < 2 or not tokens[0].endswith("ing") or self.analyzer.inflections is None:
-            return None
-        word = tokens[0]
-        verb = lexicon.lemma(word)
-        if verb == word or word in self._current().known_terms:
-            return None
-        return verb if self._frequencies({stem(verb)}).get(stem(verb), 0) > 0 else None
+    def _gerund_as_used(self, parsed: ParsedQuery) -> ParsedQuery:
+        """A request that opens with a gerund is asked as its verb, the gerund counting
+        where the verb is absent (``Analyzer.parse``: "archiving tasks"). Where the docs
+        write the gerund at least as often as the verb ("billing" beside "bill", "teaching"
+        beside "teach"), the gerund is a word of their own: it is asked as written, the
+        verb counting where it is absent, and the request is no longer read as a verb's."""
+        if not parsed.request or not parsed.clauses:
+            return parsed
+        first = parsed.clauses[0]
+        word = first.original
+        lead = first.alternatives[0]
+        asked = Alternative((word,), "inflection")
+        if lead.kind != "exact" or lead.tokens == (word,) or asked not in first.alternatives:
+            return parsed
+        df = self._frequencies({word, *lead.tokens})
+        if df.get(word, 0) < min(df.get(t, 0) for t in lead.tokens):
+            return parsed
+        synonyms = tuple(a for a in first.alternatives if a.kind == "synonym")
+        alts = (Alternative((word,)), *synonyms, Alternative(lead.tokens, "inflection"))
+        clauses = (Clause(word, alts), *parsed.clauses[1:])
+        return replace(parsed, clauses=clauses, phrase=canonical_phrase(clauses), request=())
 
     def _respelled(self, parsed: ParsedQuery) -> dict[str, str]:
         """The question's words the index lacks that it holds spelled the other way,
