@@ -120,16 +120,27 @@ def score_evidence(
                     best, used = factor * kind, kind
                     where, via = field, alt
         if i < len(forms) and forms[i]:
-            for _, field, factor, text, words in fields:
+            wanted = forms[i]
+            # the forms that are the clause's own alternatives (keyword search) were
+            # located by rescoring already: their fields are bits, no text to read
+            placed: dict[str, int] = {}
+            if holding is not None:
+                for alt in clause.alternatives:
+                    if alt.kind == "inflection" and alt.tokens[0] in wanted:
+                        placed[alt.tokens[0]] = holding(alt.tokens)
+            unplaced = wanted.difference(placed)
+            for bit, field, factor, text, words in fields:
                 if field not in _NAMES or factor * NAME_FORM_FACTOR <= best:
                     continue
-                if not words:  # most names hold no form: look for one before splitting
-                    if not any(f in text for f in forms[i]):
-                        continue
-                    words = name_words.get(field) or name_words.setdefault(
-                        field, frozenset(text.split())
-                    )
-                in_name = forms[i] & words
+                in_name = {f for f, bits in placed.items() if bits & bit}
+                if unplaced:
+                    if words:
+                        in_name |= unplaced & words
+                    elif any(f in text for f in unplaced):  # before splitting the name
+                        words = name_words.get(field) or name_words.setdefault(
+                            field, frozenset(text.split())
+                        )
+                        in_name |= unplaced & words
                 if in_name:
                     best, used = factor * NAME_FORM_FACTOR, NAME_FORM_FACTOR
                     where, via = field, Alternative((min(in_name),), "inflection")
