@@ -28,7 +28,8 @@ MATCH_FACTOR = {"exact": 1.0, "plural": 0.9, "inflection": 0.5, "typo": 0.8, "sy
 # Another form of the question's verb in a name counts as a plural does: titles and
 # headings say "Archive Tasks" or "Uploading Files" whichever way the question is put.
 NAME_FORM_FACTOR = 0.9
-_NAMES = frozenset({"title", "aliases", "keywords", "header"})
+# the bits of the name fields in FIELD_FACTOR's order: title, aliases, keywords, header
+_NAME_BITS = 0b1111
 _NO_WORDS: frozenset[str] = frozenset()
 _RUN = re.compile(r"[^\W_]+")  # a run of letters and digits: the words a snippet counts
 # a Markdown code fence line (its info string too): no words, only noise in one line
@@ -97,6 +98,9 @@ def score_evidence(
     ]
 
     name_words: dict[str, frozenset[str]] = {}
+    names_text: str | None = None
+    # the most a verb's other form in a name can give a clause
+    form_cap = max(name_factor, FIELD_FACTOR["keywords"]) * NAME_FORM_FACTOR
     for i, (clause, weight) in enumerate(zip(parsed.clauses, clause_weights, strict=True)):
         total += weight
         best = 0.0
@@ -119,31 +123,37 @@ def score_evidence(
                 if found:
                     best, used = factor * kind, kind
                     where, via = field, alt
-        if i < len(forms) and forms[i]:
-            wanted = forms[i]
-            # the forms that are the clause's own alternatives (keyword search) were
-            # located by rescoring already: their fields are bits, no text to read
+        if i < len(forms) and forms[i] and best < form_cap:
+            # The forms that are the clause's own alternatives (keyword search) were
+            # located by rescoring already: their fields are bits, no text to read.
+            # (a clause's forms are its inflection alternatives when it has any, and
+            # those come last: ``rescore.clause_forms``, ``analyze.text``)
             placed: dict[str, int] = {}
-            if holding is not None:
-                for alt in clause.alternatives:
-                    if alt.kind == "inflection" and alt.tokens[0] in wanted:
-                        placed[alt.tokens[0]] = holding(alt.tokens)
-            unplaced = wanted.difference(placed)
-            for bit, field, factor, text, words in fields:
-                if field not in _NAMES or factor * NAME_FORM_FACTOR <= best:
-                    continue
-                in_name = {f for f, bits in placed.items() if bits & bit}
-                if unplaced:
-                    if words:
-                        in_name |= unplaced & words
-                    elif any(f in text for f in unplaced):  # before splitting the name
-                        words = name_words.get(field) or name_words.setdefault(
-                            field, frozenset(text.split())
-                        )
-                        in_name |= unplaced & words
-                if in_name:
-                    best, used = factor * NAME_FORM_FACTOR, NAME_FORM_FACTOR
-                    where, via = field, Alternative((min(in_name),), "inflection")
+            unplaced = forms[i]
+            if holding is not None and clause.alternatives[-1].kind == "inflection":
+                for f in unplaced:
+                    if bits := holding((f,)) & _NAME_BITS:
+                        placed[f] = bits
+                unplaced = _NO_WORDS
+            if unplaced:  # most candidates' names hold no form: one look at them all
+                if names_text is None:
+                    names_text = " ".join(t for b, _, _, t, _ in fields if b & _NAME_BITS)
+                if not any(f in names_text for f in unplaced):
+                    unplaced = frozenset()
+            if placed or unplaced:
+                for bit, field, factor, text, words in fields:
+                    if not bit & _NAME_BITS or factor * NAME_FORM_FACTOR <= best:
+                        continue
+                    in_name = [f for f, bits in placed.items() if bits & bit]
+                    if unplaced and (words or any(f in text for f in unplaced)):
+                        if not words:  # a name holds the start of a form: read its words
+                            words = name_words.get(field) or name_words.setdefault(
+                                field, frozenset(text.split())
+                            )
+                        in_name += unplaced & words
+                    if in_name:
+                        best, used = factor * NAME_FORM_FACTOR, NAME_FORM_FACTOR
+                        where, via = field, Alternative((min(in_name),), "inflection")
         if via is not None:
             got += weight * best
             matched.append(clause.original)
