@@ -145,7 +145,7 @@ def test_a_verb_finds_its_other_forms_and_the_form_asked_for_ranks_first(
 def test_the_forms_of_a_verb_find_candidates_only_for_a_word_the_index_lacks() -> None:
     from groundkb.analyze.lexicon import inflections
 
-    parsed = Analyzer(inflections=inflections).parse("detecting faults")
+    parsed = Analyzer(inflections=inflections).parse("when detecting faults")
     held = {"detecting": 3, "detected": 5, "fault": 9}
     query = candidate_query(parsed, held, 1000, {}, Filters(), 50)
     assert ("detected",) not in query.phrases  # the word as asked finds; its forms rescore

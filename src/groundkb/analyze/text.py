@@ -614,10 +614,15 @@ class Analyzer:
         self.inflections = inflections
 
     def parse(
-        self, query: str, known_terms: frozenset[str] = frozenset(), forms: bool = True
+        self,
+        query: str,
+        known_terms: frozenset[str] = frozenset(),
+        forms: bool = True,
+        gerunds: bool = True,
     ) -> ParsedQuery:
         """The clauses of ``query``; ``forms``: with the other forms of its verbs (when
-        the analyzer has ``inflections``)."""
+        the analyzer has ``inflections``); ``gerunds``: a request that opens with a
+        gerund asks for its verb (``_with_verb``)."""
         tokens = tokenize(query)
         stems = [stem(t) for t in tokens]
         names, names_as_written = _names(query)
@@ -670,11 +675,16 @@ class Analyzer:
             if not matched:
                 i += 1
         clauses = [_with_name(c, known_terms) for c in clauses]
-        verb = self._gerund_verb(tokens, known_terms) if not request else None
+        verb = self._gerund_verb(tokens, known_terms) if gerunds and not request else None
         if verb is not None and clauses and clauses[0].original == tokens[0]:
             # "archiving tasks" asks what "archive tasks" asks: the verb (and its
             # synonyms) beside the word as asked, and the request in the base form
-            clauses[0] = _with_verb(clauses[0], verb, syn)
+            more = (
+                other_forms(tokens[0], self.inflections)
+                if forms and self.inflections is not None
+                else ()
+            )
+            clauses[0] = _with_verb(clauses[0], verb, syn, more)
             request = (verb, *tokens[1:n])
         if forms and self.inflections is not None:
             clauses = [_with_inflections(c, self.inflections) for c in clauses]
@@ -699,17 +709,18 @@ class Analyzer:
         return verb if verb != word and word not in known else None
 
 
-def _with_verb(clause: Clause, verb: str, syn: Synonyms) -> Clause:
+def _with_verb(clause: Clause, verb: str, syn: Synonyms, forms: Sequence[str] = ()) -> Clause:
     """``clause`` (a gerund) asked as ``verb``, with the verb's synonyms, and the gerund
-    as asked after them, as another form of the verb: it counts where the verb is absent
-    ("billing address" still finds "billing" where no page says "bill")."""
+    as asked after them, as another form of the verb (with ``forms``, the verb's other
+    forms): those count where the verb is absent ("detecting" finds "detected")."""
     key = (stem(verb),)
     alts = [Alternative(key, "exact")]
     alts += [Alternative(t, "synonym") for t in syn.groups.get(key, ())]
     have = {a.tokens for a in alts}
-    alts += [
-        Alternative(a.tokens, "inflection") for a in clause.alternatives if a.tokens not in have
-    ]
+    for tokens in (*(a.tokens for a in clause.alternatives), *((f,) for f in forms)):
+        if tokens not in have:
+            alts.append(Alternative(tokens, "inflection"))
+            have.add(tokens)
     return Clause(clause.original, tuple(alts))
 
 

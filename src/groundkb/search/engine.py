@@ -266,7 +266,7 @@ class Searcher:
             # the same words as the docs spell them, for everything that reads the question
             text = replace_words(text, respelled)
             parsed = self._present_forms(self.analyzer.parse(text, d.known_terms, forms))
-        parsed = self._gerund_as_used(parsed)
+        parsed = self._gerund_as_used(parsed, forms)
         # In a long question an unknown word is more likely a real word the docs do not
         # use than a typo; "correcting" it adds noise (measured on the eval sets). A word
         # written as one that the docs write as two is no guess: split at any length.
@@ -302,12 +302,13 @@ class Searcher:
         )
         return parsed, did_you_mean(parsed)
 
-    def _gerund_as_used(self, parsed: ParsedQuery) -> ParsedQuery:
+    def _gerund_as_used(self, parsed: ParsedQuery, forms: bool) -> ParsedQuery:
         """A request that opens with a gerund is asked as its verb, the gerund counting
         where the verb is absent (``Analyzer.parse``: "archiving tasks"). Where the docs
         write the gerund at least as often as the verb ("billing" beside "bill", "teaching"
-        beside "teach"), the gerund is a word of their own: it is asked as written, the
-        verb counting where it is absent, and the request is no longer read as a verb's."""
+        beside "teach"), the gerund is a word of their own: the question is read as
+        written, as any other word (its verb's forms counting where it is absent, in
+        keyword search), and the request is no longer a verb's."""
         if not parsed.request or not parsed.clauses:
             return parsed
         first = parsed.clauses[0]
@@ -319,10 +320,8 @@ class Searcher:
         df = self._frequencies({word, *lead.tokens})
         if df.get(word, 0) < min(df.get(t, 0) for t in lead.tokens):
             return parsed
-        synonyms = tuple(a for a in first.alternatives if a.kind == "synonym")
-        alts = (Alternative((word,)), *synonyms, Alternative(lead.tokens, "inflection"))
-        clauses = (Clause(word, alts), *parsed.clauses[1:])
-        return replace(parsed, clauses=clauses, phrase=canonical_phrase(clauses), request=())
+        known = self._current().known_terms
+        return self._present_forms(self.analyzer.parse(parsed.text, known, forms, gerunds=False))
 
     def _respelled(self, parsed: ParsedQuery) -> dict[str, str]:
         """The question's words the index lacks that it holds spelled the other way,
