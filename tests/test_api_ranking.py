@@ -272,6 +272,28 @@ def test_a_question_for_all_of_a_resource_asks_for_no_single_one() -> None:
     assert not operation_fit(("get", "a", "project"), "/v2/projects/{id}", "read").many
 
 
+def test_one_of_a_resource_is_not_asked_of_the_operation_on_all_of_them() -> None:
+    path = "k:DELETE /api/v1/namespaces/{namespace}/serviceaccounts"
+    all_of_them = _summary(path, "delete collection of ServiceAccount", "delete",
+                           "deleteCoreV1CollectionNamespacedServiceAccount")  # fmt: skip
+    one = _summary(f"{path}/{{name}}", "delete a ServiceAccount", "delete",
+                   "deleteCoreV1NamespacedServiceAccount")  # fmt: skip
+    index = ApiIndex.build([all_of_them, one])
+    assert index.collective == {all_of_them.id}
+    weights = ApiWeights(kind_boost=0.5, resource=1.0, parent=1.0, superseded=1.0)
+    for question in (("delete", "service", "account"), ("delete", "a", "service", "account")):
+        assert operation_factor(question, one, False, weights, index) == 1.5, question
+        assert operation_factor(question, all_of_them, False, weights, index) == 1.0, question
+    # named in the plural, or "all" of them: the operation on the collection is asked for
+    for question in (("delete", "service", "accounts"), ("delete", "all", "service", "account")):
+        assert operation_factor(question, all_of_them, False, weights, index) == 1.5, question
+    # an API without the operation on one item: its operation on the collection is the one
+    alone = ApiIndex.build([all_of_them])
+    assert not alone.collective
+    question = ("delete", "service", "account")
+    assert operation_factor(question, all_of_them, False, weights, alone) == 1.5
+
+
 def _forget_lexicon() -> None:
     lexicon.forget()
 

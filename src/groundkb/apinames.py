@@ -441,6 +441,8 @@ class OperationFit:
     whole: bool = False  # ...by its whole name, not only its last words
     on_parent: bool = False  # the asked verb's object is an enclosing resource
     many: bool = False  # it names the resource in the plural and asks for a list
+    # it names the resource in the plural, or asks for "all" or "every" of something
+    plural: bool = False
 
 
 def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
@@ -483,7 +485,10 @@ def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFi
     many = plural and "list" in asked
     if many:
         asked.discard("read")  # "show all my projects" reads many, not one
-    return OperationFit(kind in asked, bool(naming), parents, naming == "whole", on_parent, many)
+    plural = plural or any(t.lower() in _QUANTIFIERS for t in tokens)
+    return OperationFit(
+        kind in asked, bool(naming), parents, naming == "whole", on_parent, many, plural
+    )
 
 
 @lru_cache(maxsize=256)

@@ -125,6 +125,9 @@ def _name_suffixes(resource: str) -> list[str]:
 
 
 _CRUD = frozenset(CRUD_KINDS)
+# Kinds whose operation on a collection changes all of it (a read of a collection is a
+# list, a kind of its own; a create on one makes one item)
+_CHANGES_MANY = frozenset({"delete", "update"})
 
 
 @dataclass
@@ -144,6 +147,9 @@ class ApiIndex:
     # source → the words of its resource names: the vocabulary of one API
     vocabulary: dict[str, frozenset[str]] = field(default_factory=dict)
     every: frozenset[str] = frozenset()  # every API's resource words
+    # operations on a whole collection whose API does the same (their kind) to one item
+    # (Kubernetes' ``DELETE …/serviceaccounts`` beside ``DELETE …/serviceaccounts/{name}``)
+    collective: frozenset[str] = frozenset()
     _named: dict[tuple[str, ...], frozenset[str]] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -153,6 +159,8 @@ class ApiIndex:
         leading: Counter[str] = Counter()
         vocab: dict[str, set[str]] = {}
         own: dict[str, tuple[str, list[str]]] = {}  # doc id → (summary verb, operationId words)
+        endpoints: dict[str, tuple[str, str, str]] = {}  # doc id → (spec, kind, path)
+        on_items: set[tuple[str, str, str]] = set()  # (spec, kind, collection path)
         for d in docs:
             if d.type != "api" or not d.operation_kind:
                 continue
@@ -161,6 +169,10 @@ class ApiIndex:
             if not path:
                 continue
             index.summaries[d.id] = d
+            endpoints[d.id] = (spec, d.operation_kind, path.rstrip("/"))
+            collection, _, last = path.rstrip("/").rpartition("/")
+            if is_param(last):
+                on_items.add((spec, d.operation_kind, collection))
             resources = path_resources(path)
             words = vocab.setdefault(d.source, set())
             for r in resources:
@@ -185,6 +197,9 @@ class ApiIndex:
                 newest = max(v for v, _ in members)
                 superseded.update(doc_id for v, doc_id in members if v < newest)
         index.superseded = frozenset(superseded)
+        index.collective = frozenset(
+            doc_id for doc_id, at in endpoints.items() if at[1] in _CHANGES_MANY and at in on_items
+        )
         index.vocabulary = {source: frozenset(w) for source, w in vocab.items()}
         index.every = frozenset().union(*index.vocabulary.values())
         kinds = {d.operation_kind for d in index.summaries.values()}
@@ -282,7 +297,10 @@ def operation_factor(
     a payment" → ``POST /v1/refunds``), though not when the object of its verb is a
     resource the operation is nested under and the verb only names a kind ("create a
     customer" does not ask for ``POST /customers/{customer}/subscriptions``; "reboot a
-    droplet" still asks for ``POST /droplets/{id}/actions``, whose summary reboots), ×
+    droplet" still asks for ``POST /droplets/{id}/actions``, whose summary reboots), nor
+    of an operation on a whole collection (:attr:`ApiIndex.collective`) when the question
+    names the resource in the singular without "all" or "every" ("delete service
+    account" asks to delete one), ×
     resource when it names the resource acted on,
     × parent per enclosing resource it does not name, and × superseded when a newer
     version of its API has the same operation.
@@ -305,6 +323,8 @@ def operation_factor(
                 and singular(lead) == resources[-1].rsplit("_", 1)[-1]
                 and (not verbs or lead in verbs)
             )
+    if asked and not fit.plural and index is not None and doc.id in index.collective:
+        asked = False  # "delete service account" asks for one, not the whole collection
     factor = weights.parent**fit.unnamed_parents
     if asked:
         factor *= 1 + weights.kind_boost
