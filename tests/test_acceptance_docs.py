@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from groundkb import KnowledgeBase
+from groundkb.search.special import compared
 
 
 def test_explain_workspace_answers_with_the_workspace_doc_and_its_header_path(
@@ -59,6 +60,56 @@ def test_two_intents_return_both_documents(docs_kb: KnowledgeBase) -> None:
     assert r.multi_intent
     assert r.verdict.kind == "answer"
     assert [h.doc_id for h in r.hits[:2]] == ["concepts/workspace", "concepts/widgets"]
+
+
+def test_a_comparison_answers_from_each_thing_it_compares(docs_kb: KnowledgeBase) -> None:
+    # "home" alone is the Home page or the Dashboard (whose alias is home); compared with
+    # the dashboard it is the Home page
+    for q in (
+        "what's the difference between home and the dashboard",
+        "How does home differ from the dashboard?",
+        "compare home with the dashboard",
+    ):
+        r = docs_kb.search(q)
+        assert r.multi_intent, q
+        assert r.verdict.kind == "answer" and r.verdict.reason == "multi_intent", q
+        assert r.verdict.message.startswith("Compared: Home; Dashboard."), q
+        assert [h.doc_id for h in r.hits[:2]] == ["concepts/home", "concepts/dashboard"], q
+        scores = [h.score for h in r.hits]
+        assert scores == sorted(scores, reverse=True), q
+        assert r.query == q
+    # not compared, "home" stays a question of which one
+    assert not docs_kb.search("home and dashboard").multi_intent
+
+
+def test_the_words_that_compare_are_not_what_a_question_is_about(
+    docs_kb: KnowledgeBase,
+) -> None:
+    r = docs_kb.search("what is the difference between a workspace and a project")
+    assert r.verdict.kind == "no_match"
+    assert "'project'" in r.verdict.message
+    assert "difference" not in r.verdict.message and "between" not in r.verdict.message
+    assert r.hits[0].doc_id == "concepts/workspace"
+
+
+def test_what_a_question_compares() -> None:
+    assert compared("difference between archiving a task and archiving a project") == [
+        "archiving a task",
+        "archiving a project",
+    ]
+    assert compared("the main differences between git reset, git revert and git restore?") == [
+        "git reset",
+        "git revert",
+        "git restore",
+    ]
+    assert compared("tokens compared to passwords") == ["tokens", "passwords"]
+    for q in (
+        "compare two commits",  # a request to compare, naming one thing
+        "show the difference between two commits",
+        "Venules have a thinner or absent smooth layer compared to arterioles.",  # a claim
+        "difference between",
+    ):
+        assert compared(q) is None, q
 
 
 def test_vague_questions_are_no_match(docs_kb: KnowledgeBase) -> None:

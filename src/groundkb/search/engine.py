@@ -68,7 +68,7 @@ from .meaning import Meaning, group_meanings
 from .rerank import endpoint_from_settings, rerank_ranked, reranker_for
 from .rescore import Prepared, Ranked, bm25f, prepare, title_match
 from .snapshot import kept_or_built
-from .special import command_result, multi_intent
+from .special import command_result, compared, multi_intent
 from .verdict import (
     ClauseStat,
     Scored,
@@ -226,6 +226,9 @@ class Searcher:
             text = without_preamble(text)  # "I'm new to Orbit. How do I …"
             asked_of = narrowed.sources if narrowed is not filters else ()
             filters, request = narrowed, request_text(text)
+            topics = compared(request)
+            if topics is not None:  # "what's the difference between X and Y": X and Y
+                text = request = " and ".join(topics)
             command, commands = None, None
             if not filters.types or "command" in filters.types:
                 commands = self.commands_for(filters, derived)
@@ -240,7 +243,7 @@ class Searcher:
                 hybrid = result.mode != "keyword"
                 part = functools.partial(self._search_part, filters=filters, limit=limit,
                                          semantic=hybrid)  # fmt: skip
-                parts = multi_intent(request, limit, part)
+                parts = multi_intent(request, limit, part, compared=topics is not None)
                 if parts is not None:
                     result = replace(parts, notice=result.notice)
         finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from ..models import Chunk, Hit, SearchResult
 from ..store.base import KeywordMatch, Store
@@ -13,6 +14,44 @@ from .verdict import Scored, command_verdict, multi_intent_verdict
 
 MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
 _SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
+# A question that compares things asks about each: "what's the difference between
+# archiving a task and archiving a project", "compare tokens with passwords", "how does a
+# fork differ from a clone", "tokens compared to passwords". The words that compare say
+# nothing about either thing (and a knowledge base that never says "difference" covers
+# the question all the same); the engine searches the things, "X and Y".
+_COMPARING = re.compile(
+    r"^\W*(?:"
+    r"(?:(?:what|where)(?:['’]s|\s+is|\s+are)\s+)?(?:the\s+)?(?:main\s+|key\s+|real\s+)?"
+    r"differences?\s+between\s+(?P<a1>.+?)\s+and\s+(?P<b1>.+?)"
+    r"|compare\s+(?P<a2>.+?)\s+(?:and|with|to|against)\s+(?P<b2>.+?)"
+    r"|how\s+(?:does|do|is|are)\s+(?P<a3>.+?)\s+(?:differ|different)\s+from\s+(?P<b3>.+?)"
+    r"|(?P<a4>.+?)\s+compared\s+(?:to|with)\s+(?P<b4>.+?)"
+    r")\W*$",
+    re.IGNORECASE,
+)
+
+
+def compared(text: str) -> list[str] | None:
+    """The things a question compares ("the difference between tokens and passwords" →
+    tokens, passwords), each as written and of at most :data:`MAX_INTENT_WORDS` words;
+    None when it compares nothing."""
+    m = _COMPARING.match(text)
+    if m is None:
+        return None
+    parts = [p for c in m.groups() if c for p in _SPLIT_INTENTS.split(c) if p and p.strip()]
+    if len(parts) < 2 or any(len(p.split()) > MAX_INTENT_WORDS for p in parts):
+        return None  # "… have higher titers compared to controls" states, it compares nothing
+    return parts
+
+
+def intents(text: str) -> list[str]:
+    """The topics of a question of two to four short ones ("workspace and widgets"),
+    else the question alone."""
+    parts = [p for p in _SPLIT_INTENTS.split(text) if p and p.strip()]
+    if len(parts) < 2 or len(parts) > 4 or any(len(p.split()) > MAX_INTENT_WORDS for p in parts):
+        return [text]  # "workspace and widgets", not a sentence that happens to say "and"
+    return parts
+
 
 #: (scored candidate, rank, retriever, score) -> the hit
 MakeHit = Callable[[Scored, int, str, float], Hit]
@@ -89,33 +128,54 @@ def command_result(
 
 
 def multi_intent(
-    text: str, limit: int, search_part: Callable[[str], SearchResult]
+    text: str, limit: int, search_part: Callable[[str], SearchResult], compared: bool = False
 ) -> SearchResult | None:
-    """ "workspace and widgets": when every part is answered, each by a different
-    document, an answer with the best hit of each part first; else None."""
-    parts = [p for p in _SPLIT_INTENTS.split(text) if p and p.strip()]
-    if len(parts) < 2 or len(parts) > 4 or any(len(p.split()) > MAX_INTENT_WORDS for p in parts):
-        return None  # "workspace and widgets", not a sentence that happens to say "and"
+    """ "workspace and widgets": when every part (:func:`intents`) is answered, each by
+    a different document, an answer with the best hit of each part first; else None.
+
+    ``compared``: the parts are things the question compares (:func:`compared`). A part
+    whose search asks which of several it means counts too when the other parts' answers
+    are all those options but its best hit: "home" alone may be the Home page or the
+    Dashboard (whose alias is home), but "the difference between home and the dashboard"
+    means the Home page."""
+    parts = intents(text)
+    if len(parts) < 2:
+        return None
+    kinds = ("answer", "clarify") if compared else ("answer",)
     results = []
-    for part in parts:  # the first part that is not answered settles it: no more searches
+    for part in parts:  # the first part that cannot count settles it: no more searches
         r = search_part(part)
-        if r.verdict.kind != "answer" or not r.hits:
+        if r.verdict.kind not in kinds or not r.hits:
+            return None
+        if r.verdict.kind == "clarify" and r.verdict.reason != "ambiguous":
             return None
         results.append(r)
+    answered = {r.hits[0].doc_id for r in results if r.verdict.kind == "answer"}
+    for r in results:
+        if r.verdict.kind == "clarify":
+            others = {o.doc_id for o in r.verdict.options} - {r.hits[0].doc_id}
+            if not others <= answered:
+                return None
     tops = [r.hits[0].doc_id for r in results]
     if len(set(tops)) < len(tops):
         return None
-    hits: list[Hit] = [r.hits[0] for r in results]  # the best hit of every part first
+    # the best hit of every part first; one the comparison settled is as sure as its part
+    hits: list[Hit] = [
+        r.hits[0] if r.verdict.kind == "answer" else replace(r.hits[0], score=_sure(r))
+        for r in results
+    ]
     for r in results:
         for h in r.hits[1:]:
             if len(hits) >= max(limit, len(results)):
                 break
             if h.chunk_id not in {x.chunk_id for x in hits}:
                 hits.append(h)
-    confidence = min(r.verdict.confidence for r in results)
+    confidence = min(
+        r.verdict.confidence if r.verdict.kind == "answer" else _sure(r) for r in results
+    )
     return SearchResult(
         query=text,
-        verdict=multi_intent_verdict([r.hits[0].title for r in results], confidence),
+        verdict=multi_intent_verdict([r.hits[0].title for r in results], confidence, compared),
         hits=tuple(hits),
         terms=tuple(t for r in results for t in r.terms),
         multi_intent=True,
@@ -123,4 +183,10 @@ def multi_intent(
     )
 
 
-__all__ = ["MAX_INTENT_WORDS", "command_result", "multi_intent"]
+def _sure(r: SearchResult) -> float:
+    """How sure a part the comparison settled is: as sure as its search that the question
+    is about something the knowledge base covers (its clarify was only which one)."""
+    return round(float(r.signals.get("p_scope", r.verdict.confidence)), 4)
+
+
+__all__ = ["MAX_INTENT_WORDS", "command_result", "compared", "intents", "multi_intent"]

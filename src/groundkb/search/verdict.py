@@ -575,15 +575,20 @@ def command_verdict(
     )
 
 
-def multi_intent_verdict(titles: Sequence[str], confidence: float) -> Verdict:
-    return Verdict(
-        "answer",
-        confidence,
-        "multi_intent",
-        "Several topics asked: "
-        + "; ".join(titles)
-        + ". Summarize each briefly and ask which one to go deeper on.",
-    )
+def multi_intent_verdict(
+    titles: Sequence[str], confidence: float, compared: bool = False
+) -> Verdict:
+    """The answer to a question of several topics, or (``compared``) one that compares
+    them."""
+    if compared:
+        message = "Compared: " + "; ".join(titles) + ". Answer from each and say how they differ."
+    else:
+        message = (
+            "Several topics asked: "
+            + "; ".join(titles)
+            + ". Summarize each briefly and ask which one to go deeper on."
+        )
+    return Verdict("answer", confidence, "multi_intent", message)
 
 
 def model_from_settings(settings: Settings, mode: str) -> VerdictModel:
