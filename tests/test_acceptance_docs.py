@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from groundkb import KnowledgeBase
-from groundkb.search.special import compared
+from pathlib import Path
+
+from groundkb import KnowledgeBase, Settings
+from groundkb.models import Hit, SearchResult, Verdict
+from groundkb.search.special import compared, compared_answer
 
 
 def test_explain_workspace_answers_with_the_workspace_doc_and_its_header_path(
@@ -90,6 +93,39 @@ def test_the_words_that_compare_are_not_what_a_question_is_about(
     assert "'project'" in r.verdict.message
     assert "difference" not in r.verdict.message and "between" not in r.verdict.message
     assert r.hits[0].doc_id == "concepts/workspace"
+
+
+def test_two_commands_compared_are_each_looked_up(commands_kb: KnowledgeBase) -> None:
+    r = commands_kb.search(
+        "what's the difference between helios gw users list and helios gw users get"
+    )
+    assert r.multi_intent and r.verdict.reason == "multi_intent"
+    assert [h.command for h in r.hits[:2]] == ["helios gw users list", "helios gw users get"]
+
+
+def test_things_compared_are_not_one_title(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "boards.md").write_text("# Board view\n\nA board shows tasks in columns.\n")
+    (docs / "views.md").write_text("# Saved views\n\nA view keeps a filter of tasks.\n")
+    with KnowledgeBase.open(tmp_path / "kb.db", Settings(embedder="none")) as kb:
+        kb.ingest(docs, source="docs")
+        assert kb.search("board view").verdict.reason == "exact_title"
+        r = kb.search("what's the difference between a board and a view")
+        # "a board and a view" is not the page titled "Board view"
+        assert r.verdict.reason != "exact_title"
+        assert {h.doc_id for h in r.hits[:2]} == {"boards", "views"}
+
+
+def test_an_answer_to_a_comparison_matches_every_thing_compared() -> None:
+    hit = Hit("views", "views#0", "Saved views", "page", "concepts", "docs", "", 0.8,
+              ("saved", "views"), "", "", "", "", ())  # fmt: skip
+    result = SearchResult("q", Verdict("answer", 0.8, "strong_match", "Answer from it."), (hit,))
+    asked = compared_answer(result, ["labels", "saved views"])
+    assert asked.verdict.kind == "clarify" and asked.verdict.reason == "weak"
+    assert asked.verdict.options[0].doc_id == "views"
+    assert "labels and saved views" in asked.verdict.message
+    assert compared_answer(result, ["views", "saved views"]) is result
 
 
 def test_what_a_question_compares() -> None:

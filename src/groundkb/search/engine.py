@@ -68,7 +68,7 @@ from .meaning import Meaning, group_meanings
 from .rerank import endpoint_from_settings, rerank_ranked, reranker_for
 from .rescore import Prepared, Ranked, bm25f, prepare, title_match
 from .snapshot import kept_or_built
-from .special import command_result, compared, multi_intent
+from .special import command_result, compared, compared_answer, multi_intent
 from .verdict import (
     ClauseStat,
     Scored,
@@ -230,14 +230,16 @@ class Searcher:
             if topics is not None:  # "what's the difference between X and Y": X and Y
                 text = request = " and ".join(topics)
             command, commands = None, None
-            if not filters.types or "command" in filters.types:
+            # "the difference between git merge and git rebase" names two commands:
+            # each is looked up as one, by its part of the question (below)
+            if topics is None and (not filters.types or "command" in filters.types):
                 commands = self.commands_for(filters, derived)
                 command = commands.lookup(request)
             if command is not None:
                 result = command_result(self.store, request, command, limit, self._hit, commands)
             else:
                 vectors = self._semantic(request, filters, limit)
-                result = self._keyword(text, filters, limit, vectors)
+                result = self._keyword(text, filters, limit, vectors, phrase=topics is None)
                 # "workspace and widgets": two topics, each answered, answer with both
                 # (each part is searched the same way as the whole)
                 hybrid = result.mode != "keyword"
@@ -246,6 +248,8 @@ class Searcher:
                 parts = multi_intent(request, limit, part, compared=topics is not None)
                 if parts is not None:
                     result = replace(parts, notice=result.notice)
+                elif topics is not None:
+                    result = compared_answer(result, topics)
         finally:
             self._local.derived = outer
         result = replace(result, query=query.strip(), hits=monotone(result.hits), asked_of=asked_of)
@@ -526,14 +530,19 @@ class Searcher:
         limit: int,
         vectors: PendingVectors = KEYWORD_ONLY,
         rerank: bool = True,
+        phrase: bool = True,
     ) -> SearchResult:
         """Keyword candidates rescored, fused with the vector candidates (when
         ``vectors`` has them), reordered by the rerank model (when one is configured and
-        ``rerank``), judged and cut to hits."""
+        ``rerank``), judged and cut to hits; ``phrase``: the question may be a title or
+        an alias, or a phrase in one (not "X and Y" joined from a comparison: "a board
+        and a view" is not the page titled "Board view")."""
         # The other forms of a verb help keyword search alone: in hybrid search the
         # vectors already match word forms, and the forms measured slightly worse there
         # (docs/benchmarks.md, "Verb forms").
         parsed, corrected = self.parse(text, forms=vectors.found is None)
+        if not phrase:
+            parsed = replace(parsed, phrase=())
         terms = tuple(c.original for c in parsed.clauses)
         if not parsed.clauses:
             _, mode, notice = vectors.result()
@@ -668,7 +677,14 @@ class Searcher:
         )
 
     def _search_part(self, part: str, filters: Filters, limit: int, semantic: bool) -> SearchResult:
-        """One part of a multi-intent question, searched the way the whole was."""
+        """One part of a multi-intent question, searched the way the whole was: a
+        command's name looked up as one ("the difference between git merge and git
+        rebase")."""
+        if not filters.types or "command" in filters.types:
+            commands = self.commands_for(filters, self._current())
+            command = commands.lookup(part)
+            if command is not None:
+                return command_result(self.store, part, command, limit, self._hit, commands)
         vectors = self._semantic(part, filters, limit) if semantic else KEYWORD_ONLY
         return self._keyword(part, filters, limit, vectors, rerank=False)
 

@@ -7,7 +7,8 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..models import Chunk, Hit, SearchResult
+from ..analyze.text import STOP_WORDS, stem, tokenize
+from ..models import Chunk, Hit, Option, SearchResult, Verdict
 from ..store.base import KeywordMatch, Store
 from .commands import CommandIndex, CommandMatch
 from .verdict import Scored, command_verdict, multi_intent_verdict
@@ -183,10 +184,44 @@ def multi_intent(
     )
 
 
+def compared_answer(result: SearchResult, things: list[str]) -> SearchResult:
+    """The result of a comparison searched whole (its things were not each answered): an
+    answer stands when its top hit matches a word of every thing compared; else the
+    question asks about more than that hit, and the agent should ask before answering
+    from it ("compare labels with saved views" and a page on saved views alone)."""
+    if result.verdict.kind != "answer" or not result.hits:
+        return result
+    top = result.hits[0]
+    matched = {stem(t) for term in top.matched_terms for t in tokenize(term)}
+    if all(matched & _words(thing) for thing in things):
+        return result
+    verdict = Verdict(
+        "clarify",
+        result.verdict.confidence,
+        "weak",
+        f"The question compares {' and '.join(things)}; {top.title} matches only part of "
+        "it. Ask the user before answering from it.",
+        (Option(top.doc_id, top.title, top.category, top.type, top.command or ""),),
+        (*result.verdict.evidence, "the top hit does not match every thing compared"),
+    )
+    return replace(result, verdict=verdict)
+
+
+def _words(text: str) -> set[str]:
+    return {stem(t) for t in tokenize(text) if t not in STOP_WORDS}
+
+
 def _sure(r: SearchResult) -> float:
     """How sure a part the comparison settled is: as sure as its search that the question
     is about something the knowledge base covers (its clarify was only which one)."""
     return round(float(r.signals.get("p_scope", r.verdict.confidence)), 4)
 
 
-__all__ = ["MAX_INTENT_WORDS", "command_result", "compared", "intents", "multi_intent"]
+__all__ = [
+    "MAX_INTENT_WORDS",
+    "command_result",
+    "compared",
+    "compared_answer",
+    "intents",
+    "multi_intent",
+]
