@@ -244,7 +244,7 @@ class Searcher:
                 # (each part is searched the same way as the whole)
                 hybrid = result.mode != "keyword"
                 part = functools.partial(self._search_part, filters=filters, limit=limit,
-                                         semantic=hybrid)  # fmt: skip
+                                         semantic=hybrid, commands=topics is not None)  # fmt: skip
                 parts = multi_intent(request, limit, part, compared=topics is not None)
                 if parts is not None:
                     result = replace(parts, notice=result.notice)
@@ -676,11 +676,14 @@ class Searcher:
             },
         )
 
-    def _search_part(self, part: str, filters: Filters, limit: int, semantic: bool) -> SearchResult:
-        """One part of a multi-intent question, searched the way the whole was: a
-        command's name looked up as one ("the difference between git merge and git
-        rebase")."""
-        if not filters.types or "command" in filters.types:
+    def _search_part(
+        self, part: str, filters: Filters, limit: int, semantic: bool, commands: bool = False
+    ) -> SearchResult:
+        """One part of a multi-intent question, searched the way the whole was;
+        ``commands``: a command's name is looked up as one (a thing compared: "the
+        difference between git merge and git rebase"; not "install" of "install and
+        activate a plugin", though a program is named so)."""
+        if commands and (not filters.types or "command" in filters.types):
             commands = self.commands_for(filters, self._current())
             command = commands.lookup(part)
             if command is not None:
