@@ -684,10 +684,10 @@ class Searcher:
         difference between git merge and git rebase"; not "install" of "install and
         activate a plugin", though a program is named so)."""
         if commands and (not filters.types or "command" in filters.types):
-            commands = self.commands_for(filters, self._current())
-            command = commands.lookup(part)
+            index = self.commands_for(filters, self._current())
+            command = index.lookup(part)
             if command is not None:
-                return command_result(self.store, part, command, limit, self._hit, commands)
+                return command_result(self.store, part, command, limit, self._hit, index)
         vectors = self._semantic(part, filters, limit) if semantic else KEYWORD_ONLY
         return self._keyword(part, filters, limit, vectors, rerank=False)
 
