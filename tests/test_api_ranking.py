@@ -287,6 +287,13 @@ def test_one_of_a_resource_is_not_asked_of_the_operation_on_all_of_them() -> Non
     # named in the plural, or "all" of them: the operation on the collection is asked for
     for question in (("delete", "service", "accounts"), ("delete", "all", "service", "account")):
         assert operation_factor(question, all_of_them, False, weights, index) == 1.5, question
+    # one thing with parts of its own is no collection: the registry's config and a
+    # subject's config
+    config = "d:PUT /v2/databases/{id}/schema-registry/config"
+    whole = _summary(config, "Update Schema Registry Configuration", "update", "update_config")
+    part = _summary(f"{config}/{{subject}}", "Update a Subject's Configuration", "update",
+                    "update_subject_config")  # fmt: skip
+    assert not ApiIndex.build([whole, part]).collective
     # an API without the operation on one item: its operation on the collection is the one
     alone = ApiIndex.build([all_of_them])
     assert not alone.collective

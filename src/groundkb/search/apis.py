@@ -118,6 +118,14 @@ def _spec_version(spec: str) -> tuple[str, tuple[int, ...]]:
     return (spec[: m.start()], version_rank(m.group(1))) if m else (spec, ())
 
 
+def _names_many(path: str) -> bool:
+    """Whether a path ends at a collection named in the plural (``…/serviceaccounts``,
+    ``…/labels``), not at one thing (``…/schema-registry/config``, whose
+    ``…/config/{subject}`` configures one subject)."""
+    last = path.rsplit("/", 1)[-1].lower().removesuffix(".json")
+    return not is_param(last) and last.isalpha() and singular(last) != last
+
+
 def _name_suffixes(resource: str) -> list[str]:
     """``incoming_phone_number`` → ``number``, ``phonenumber``, ``incomingphonenumber``."""
     words = resource.split("_")
@@ -198,7 +206,9 @@ class ApiIndex:
                 superseded.update(doc_id for v, doc_id in members if v < newest)
         index.superseded = frozenset(superseded)
         index.collective = frozenset(
-            doc_id for doc_id, at in endpoints.items() if at[1] in _CHANGES_MANY and at in on_items
+            doc_id
+            for doc_id, at in endpoints.items()
+            if at[1] in _CHANGES_MANY and at in on_items and _names_many(at[2])
         )
         index.vocabulary = {source: frozenset(w) for source, w in vocab.items()}
         index.every = frozenset().union(*index.vocabulary.values())
