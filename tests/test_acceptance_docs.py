@@ -125,6 +125,8 @@ def test_an_answer_to_a_comparison_matches_every_thing_compared() -> None:
     assert asked.verdict.kind == "clarify" and asked.verdict.reason == "weak"
     assert asked.verdict.options[0].doc_id == "views"
     assert "labels and saved views" in asked.verdict.message
+    # as sure of its clarify as the engine would be: P(scope) × (1 − P(answer))
+    assert asked.verdict.confidence == 0.16
     assert compared_answer(result, ["views", "saved views"]) is result
 
 

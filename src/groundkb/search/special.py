@@ -195,9 +195,12 @@ def compared_answer(result: SearchResult, things: list[str]) -> SearchResult:
     matched = {stem(t) for term in top.matched_terms for t in tokenize(term)}
     if all(matched & _words(thing) for thing in things):
         return result
+    # as sure as a clarify the engine gives itself (search/verdict.py, ``decide``)
+    scope = result.signals.get("p_scope", result.verdict.confidence)
+    confidence = round(float(scope) * (1 - result.verdict.confidence), 4)
     verdict = Verdict(
         "clarify",
-        result.verdict.confidence,
+        confidence,
         "weak",
         f"The question compares {' and '.join(things)}; {top.title} matches only part of "
         "it. Ask the user before answering from it.",
