@@ -245,7 +245,7 @@ class Searcher:
                 hybrid = result.mode != "keyword"
                 part = functools.partial(self._search_part, filters=filters, limit=limit,
                                          semantic=hybrid, commands=topics is not None)  # fmt: skip
-                parts = multi_intent(request, limit, part, compared=topics is not None)
+                parts = multi_intent(request, limit, part, comparing=topics is not None)
                 if parts is not None:
                     result = replace(parts, notice=result.notice)
                 elif topics is not None:

@@ -129,12 +129,12 @@ def command_result(
 
 
 def multi_intent(
-    text: str, limit: int, search_part: Callable[[str], SearchResult], compared: bool = False
+    text: str, limit: int, search_part: Callable[[str], SearchResult], comparing: bool = False
 ) -> SearchResult | None:
     """ "workspace and widgets": when every part (:func:`intents`) is answered, each by
     a different document, an answer with the best hit of each part first; else None.
 
-    ``compared``: the parts are things the question compares (:func:`compared`). A part
+    ``comparing``: the parts are things the question compares (:func:`compared`). A part
     whose search asks which of several it means counts too when the other parts' answers
     are all those options but its best hit: "home" alone may be the Home page or the
     Dashboard (whose alias is home), but "the difference between home and the dashboard"
@@ -142,7 +142,7 @@ def multi_intent(
     parts = intents(text)
     if len(parts) < 2:
         return None
-    kinds = ("answer", "clarify") if compared else ("answer",)
+    kinds = ("answer", "clarify") if comparing else ("answer",)
     results = []
     for part in parts:  # the first part that cannot count settles it: no more searches
         r = search_part(part)
@@ -176,7 +176,7 @@ def multi_intent(
     )
     return SearchResult(
         query=text,
-        verdict=multi_intent_verdict([r.hits[0].title for r in results], confidence, compared),
+        verdict=multi_intent_verdict([r.hits[0].title for r in results], confidence, comparing),
         hits=tuple(hits),
         terms=tuple(t for r in results for t in r.terms),
         multi_intent=True,
