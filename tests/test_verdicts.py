@@ -18,6 +18,7 @@ from groundkb.answer.tooloutput import compact_search
 from groundkb.errors import ConfigError
 from groundkb.evaluate_verdicts import evaluate_verdicts, read_questions
 from groundkb.search.engine import _named_sources
+from groundkb.search.evidence import title_name
 from groundkb.search.meaning import group_meanings
 from groundkb.search.verdict import (
     Logistic,
@@ -617,6 +618,29 @@ def test_a_gerund_that_names_a_page_is_left_as_asked(tmp_path: Path) -> None:
         r = kb.search("logging handlers")
         assert "logging" in r.terms
         assert r.hits[0].doc_id == "logging"
+
+
+def test_a_title_that_says_a_name_and_what_it_is_names_the_page(tmp_path: Path) -> None:
+    """Sphinx's module pages, man pages: "queue — A synchronized queue class" is the page
+    named queue, as much as asyncio's page titled "Queues" is."""
+    pages = {
+        "queue.md": "# queue — A synchronized queue class\n\nThe queue module implements"
+        " multi-producer, multi-consumer queues.\n",
+        "asyncio-queue.md": "# Queues\n\nAsyncio queues are designed to be similar to"
+        " classes of the queue module.\n",
+        "json.md": "# json — JSON encoder and decoder\n\nEncode Python objects as JSON.\n",
+        "whatsnew.md": "# What's new\n\nThe json module and the queue module changed.\n",
+    }
+    with pages_kb(tmp_path, pages) as kb:
+        r = kb.search("queue")
+        assert r.verdict.kind == "clarify" and r.verdict.reason == "ambiguous"
+        assert {o.doc_id for o in r.verdict.options} == {"queue", "asyncio-queue"}
+        r = kb.search("json")
+        assert (r.verdict.kind, r.verdict.reason) == ("answer", "exact_title")
+        assert r.hits[0].doc_id == "json"
+    assert title_name("json — JSON encoder and decoder") == "json"
+    assert title_name("git-rm - Remove files from the working tree") == "git-rm"
+    assert title_name("What's New In Python 3.8") == title_name("a-b") == ""
 
 
 def test_a_half_typed_last_word_completes_to_the_one_name_it_starts(tmp_path: Path) -> None:

@@ -49,8 +49,24 @@ def contains(haystack: str, needle: tuple[str, ...]) -> bool:
 
 
 def stemmed_aliases(m: KeywordMatch) -> tuple[str, ...]:
-    """The document's aliases as stems, for comparing with a (stemmed) query phrase."""
-    return _stemmed(m.doc.aliases) if m.doc.aliases else ()
+    """The document's aliases as stems, for comparing with a (stemmed) query phrase; a
+    title of the form "name — what it is" names the page by its name too ("json — JSON
+    encoder and decoder", "git-rm - Remove files from the working tree")."""
+    name = title_name(m.doc.title)
+    aliases = (*m.doc.aliases, name) if name else m.doc.aliases
+    return _stemmed(aliases) if aliases else ()
+
+
+# "json — JSON encoder and decoder", "Widgets – Overview", "git-rm - Remove files": a
+# name, a dash between spaces, what it is
+_TITLE_NAME = re.compile(r"^\s*(\S.*?)\s+[—–-]\s+\S")
+
+
+@lru_cache(maxsize=4096)
+def title_name(title: str) -> str:
+    """The name a title of the form "name — what it is" gives ("" for any other)."""
+    m = _TITLE_NAME.match(title)
+    return m.group(1) if m else ""
 
 
 @lru_cache(maxsize=4096)
@@ -283,4 +299,5 @@ __all__ = [
     "score_evidence",
     "snippet",
     "stemmed_aliases",
+    "title_name",
 ]
