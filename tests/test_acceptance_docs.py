@@ -6,7 +6,7 @@ from pathlib import Path
 
 from groundkb import KnowledgeBase, Settings
 from groundkb.models import Hit, SearchResult, Verdict
-from groundkb.search.special import compared, compared_answer
+from groundkb.search.special import compared, compared_answer, intents
 
 
 def test_explain_workspace_answers_with_the_workspace_doc_and_its_header_path(
@@ -128,6 +128,13 @@ def test_an_answer_to_a_comparison_matches_every_thing_compared() -> None:
     # as sure of its clarify as the engine would be: P(scope) × (1 − P(answer))
     assert asked.verdict.confidence == 0.16
     assert compared_answer(result, ["views", "saved views"]) is result
+
+
+def test_a_request_with_several_objects_is_one_topic() -> None:
+    assert intents("get the current date and time") == ["get the current date and time"]
+    assert intents("list users and groups") == ["list users and groups"]
+    assert intents("workspace and widgets") == ["workspace", "widgets"]
+    assert intents("pause a rule and mute a project") == ["pause a rule", "mute a project"]
 
 
 def test_what_a_question_compares() -> None:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from ..analyze.lexicon import base_verb
 from ..analyze.text import STOP_WORDS, stem, tokenize
 from ..models import Chunk, Hit, Option, SearchResult, Verdict
 from ..store.base import KeywordMatch, Store
@@ -46,12 +47,22 @@ def compared(text: str) -> list[str] | None:
 
 
 def intents(text: str) -> list[str]:
-    """The topics of a question of two to four short ones ("workspace and widgets"),
-    else the question alone."""
+    """The topics of a question of two to four short ones ("workspace and widgets",
+    "pause a rule and mute a project"), else the question alone: not a request with
+    several objects ("get the current date and time" asks for the date and the time)."""
     parts = [p for p in _SPLIT_INTENTS.split(text) if p and p.strip()]
     if len(parts) < 2 or len(parts) > 4 or any(len(p.split()) > MAX_INTENT_WORDS for p in parts):
         return [text]  # "workspace and widgets", not a sentence that happens to say "and"
+    if _request(parts[0]) and not all(_request(p) for p in parts[1:]):
+        return [text]
     return parts
+
+
+def _request(part: str) -> bool:
+    """Whether a part asks for something done: two or more words, the first a verb in its
+    base form ("mute a project", not "time" or "workspace")."""
+    words = tokenize(part)
+    return len(words) > 1 and base_verb(words[0])
 
 
 #: (scored candidate, rank, retriever, score) -> the hit
