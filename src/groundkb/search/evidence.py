@@ -59,14 +59,18 @@ def stemmed_aliases(m: KeywordMatch) -> tuple[str, ...]:
 
 # "json — JSON encoder and decoder", "Widgets – Overview", "git-rm - Remove files": a
 # name, a dash between spaces, what it is
-_TITLE_NAME = re.compile(r"^\s*(\S.*?)\s+[—–-]\s+\S")
+_DASH = re.compile(r" [—–-] ")
 
 
-@lru_cache(maxsize=4096)
 def title_name(title: str) -> str:
     """The name a title of the form "name — what it is" gives ("" for any other)."""
-    m = _TITLE_NAME.match(title)
-    return m.group(1) if m else ""
+    if " - " not in title and " — " not in title and " – " not in title:
+        return ""  # most titles: three substring tests, no pattern (every candidate asks)
+    m = _DASH.search(title)
+    if m is None:
+        return ""
+    name, rest = title[: m.start()].strip(), title[m.end() :].strip()
+    return name if name and rest else ""
 
 
 @lru_cache(maxsize=4096)
