@@ -1,5 +1,6 @@
 """The searches that leave the ranked path: a command looked up by its name, and a
-question of two to four short topics answered topic by topic."""
+question of two to four short topics, or of things it compares, answered topic by
+topic."""
 
 from __future__ import annotations
 
