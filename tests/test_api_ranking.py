@@ -301,6 +301,35 @@ def test_one_of_a_resource_is_not_asked_of_the_operation_on_all_of_them() -> Non
     assert operation_factor(question, all_of_them, False, weights, alone) == 1.5
 
 
+def test_one_service_account_asked_for_finds_the_operation_on_one(
+    kw: KnowledgeBase, tmp_path: Path
+) -> None:
+    """Kubernetes' shape: the same delete on the collection and on one item, the item's
+    operation the longer (on its words alone the collection's ranks first)."""
+    ops = "/api/v1/namespaces/{namespace}/serviceaccounts"
+    spec = {
+        "openapi": "3.0.0",
+        "info": {"title": "Cluster", "version": "1"},
+        "paths": {
+            ops: {"delete": {"operationId": "deleteCollectionNamespacedServiceAccount",
+                             "summary": "delete collection of ServiceAccount"}},
+            f"{ops}/{{name}}": {"delete": {"operationId": "deleteNamespacedServiceAccount",
+                                          "summary": "delete a ServiceAccount",
+                                          "description": "The object is removed after"
+                                          " its grace period; its dependents follow as the"
+                                          " propagation policy says."}},
+        },
+    }  # fmt: skip
+    (tmp_path / "cluster.json").write_text(json.dumps(spec))
+    assert kw.ingest(tmp_path / "cluster.json", source="cluster").ok
+    one = kw.search("delete service account")
+    assert one.hits[0].doc_id == f"cluster:DELETE {ops}/{{name}}"
+    # asked for all of them, the operation on the collection is asked for as before
+    every = kw.search("delete all service accounts")
+    scores = {h.doc_id: h.score for h in every.hits}
+    assert scores[f"cluster:DELETE {ops}"] >= 0.9 * scores[f"cluster:DELETE {ops}/{{name}}"]
+
+
 def _forget_lexicon() -> None:
     lexicon.forget()
 

@@ -229,14 +229,11 @@ class Searcher:
             topics = compared(request)
             if topics is not None:  # "what's the difference between X and Y": X and Y
                 text = request = " and ".join(topics)
-            command, commands = None, None
             # "the difference between git merge and git rebase" names two commands:
             # each is looked up as one, by its part of the question (below)
-            if topics is None and (not filters.types or "command" in filters.types):
-                commands = self.commands_for(filters, derived)
-                command = commands.lookup(request)
-            if command is not None:
-                result = command_result(self.store, request, command, limit, self._hit, commands)
+            looked_up = None if topics else self._command(request, filters, limit, derived)
+            if looked_up is not None:
+                result = looked_up
             else:
                 vectors = self._semantic(request, filters, limit)
                 result = self._keyword(text, filters, limit, vectors, phrase=topics is None)
@@ -676,6 +673,19 @@ class Searcher:
             },
         )
 
+    def _command(
+        self, text: str, filters: Filters, limit: int, derived: Derived | None = None
+    ) -> SearchResult | None:
+        """The result of ``text`` looked up in the command index (exactly, by completion
+        or with suggestions), or None when it is no command's name."""
+        if filters.types and "command" not in filters.types:
+            return None
+        commands = self.commands_for(filters, derived or self._current())
+        command = commands.lookup(text)
+        if command is None:
+            return None
+        return command_result(self.store, text, command, limit, self._hit, commands)
+
     def _search_part(
         self, part: str, filters: Filters, limit: int, semantic: bool, commands: bool = False
     ) -> SearchResult:
@@ -683,11 +693,9 @@ class Searcher:
         ``commands``: a command's name is looked up as one (a thing compared: "the
         difference between git merge and git rebase"; not "install" of "install and
         activate a plugin", though a program is named so)."""
-        if commands and (not filters.types or "command" in filters.types):
-            index = self.commands_for(filters, self._current())
-            command = index.lookup(part)
-            if command is not None:
-                return command_result(self.store, part, command, limit, self._hit, index)
+        looked_up = self._command(part, filters, limit) if commands else None
+        if looked_up is not None:
+            return looked_up
         vectors = self._semantic(part, filters, limit) if semantic else KEYWORD_ONLY
         return self._keyword(part, filters, limit, vectors, rerank=False)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ahocorasick_rs import AhoCorasick
 
-from ..analyze.text import ParsedQuery, stem
+from ..analyze.text import Clause, ParsedQuery, stem
 from ..store.base import KeywordMatch
 from .evidence import FIELD_FACTOR, MATCH_FACTOR, contains, stemmed_aliases
 
@@ -126,11 +126,7 @@ def phrase_forms(
     for clause in parsed.clauses:
         first = clause.alternatives[0].tokens
         if len(first) == 1:
-            others: Sequence[str] = [
-                a.tokens[0] for a in clause.alternatives if a.kind == "inflection"
-            ]
-            if not others and verb_forms is not None:
-                others = verb_forms(first[0])
+            others = _other_forms(clause, first[0], verb_forms)
             out.append(frozenset({stem(first[0]), *(stem(t) for t in others)}))
         else:
             out.extend(frozenset({stem(t)}) for t in first)
@@ -150,12 +146,21 @@ def clause_forms(
         if len(first) != 1 or " " in clause.original or any(a.kind == "typo" for a in alts):
             out.append(frozenset())
             continue
-        others = [a.tokens[0] for a in alts if a.kind == "inflection"]
-        if not others and verb_forms is not None:
-            others = list(verb_forms(clause.original))
+        others = _other_forms(clause, clause.original, verb_forms)
         own = {t for a in alts if a.kind != "inflection" for t in a.tokens}
         out.append(frozenset(stem(t) for t in others) - own)
     return tuple(out)
+
+
+def _other_forms(
+    clause: Clause, word: str, verb_forms: Callable[[str], Sequence[str]] | None
+) -> Sequence[str]:
+    """The other forms of a one-word clause's verb: its ``inflection`` alternatives
+    (keyword search keeps them), else ``verb_forms`` of ``word``."""
+    others = [a.tokens[0] for a in clause.alternatives if a.kind == "inflection"]
+    if not others and verb_forms is not None:
+        return verb_forms(word)
+    return others
 
 
 def _bordered(tokens: tuple[str, ...]) -> bool:

@@ -10,10 +10,10 @@ from dataclasses import replace
 
 from ..analyze.lexicon import base_verb
 from ..analyze.text import STOP_WORDS, stem, tokenize
-from ..models import Chunk, Hit, Option, SearchResult, Verdict
+from ..models import Chunk, Hit, SearchResult
 from ..store.base import KeywordMatch, Store
 from .commands import CommandIndex, CommandMatch
-from .verdict import Scored, command_verdict, multi_intent_verdict
+from .verdict import Scored, command_verdict, multi_intent_verdict, part_of_comparison
 
 MAX_INTENT_WORDS = 5  # longest part of a multi-intent query
 _SPLIT_INTENTS = re.compile(r"\s*(?:[,;+&]|\band\b|\bplus\b|\bvs\.?|\bversus\b)\s*", re.I)
@@ -207,18 +207,7 @@ def compared_answer(result: SearchResult, things: list[str]) -> SearchResult:
     matched = {stem(t) for term in top.matched_terms for t in tokenize(term)}
     if all(matched & _words(thing) for thing in things):
         return result
-    # as sure as a clarify the engine gives itself (search/verdict.py, ``decide``)
-    scope = result.signals.get("p_scope", result.verdict.confidence)
-    confidence = round(float(scope) * (1 - result.verdict.confidence), 4)
-    verdict = Verdict(
-        "clarify",
-        confidence,
-        "weak",
-        f"The question compares {' and '.join(things)}; {top.title} matches only part of "
-        "it. Ask the user before answering from it.",
-        (Option(top.doc_id, top.title, top.category, top.type, top.command or ""),),
-        (*result.verdict.evidence, "the top hit does not match every thing compared"),
-    )
+    verdict = part_of_comparison(result.verdict, top, things, result.signals.get("p_scope"))
     return replace(result, verdict=verdict)
 
 

@@ -53,7 +53,7 @@ from ..analyze.text import STOP_WORDS, ParsedQuery, below_title, singular, stem,
 from ..apinames import operation_in_id
 from ..bounds import excerpt
 from ..errors import ConfigError
-from ..models import Option, Verdict, VerdictReason
+from ..models import Hit, Option, Verdict, VerdictReason
 from ..settings import Settings
 from ..store.base import DocSummary, KeywordMatch
 from .commands import CommandMatch, command_name
@@ -390,6 +390,27 @@ def model_doubts(
     )
 
 
+def part_of_comparison(
+    verdict: Verdict, top: Hit, things: Sequence[str], scope: float | None = None
+) -> Verdict:
+    """The clarify that replaces an answer to a question comparing ``things`` when its
+    top hit matches only some of them: ask before answering from it. As sure as a
+    clarify ``decide`` gives: P(scope) (``scope``, else the answer's confidence) × (1 −
+    P(answer))."""
+    confidence = round(
+        (verdict.confidence if scope is None else scope) * (1 - verdict.confidence), 4
+    )
+    return Verdict(
+        "clarify",
+        confidence,
+        "weak",
+        f"The question compares {' and '.join(things)}; {top.title} matches only part of "
+        "it. Ask the user before answering from it.",
+        (Option(top.doc_id, top.title, top.category, top.type, top.command),),
+        (*verdict.evidence, "the top hit does not match every thing compared"),
+    )
+
+
 def decide(
     parsed: ParsedQuery,
     signals: Signals,
@@ -626,4 +647,5 @@ __all__ = [
     "model_from_settings",
     "multi_intent_verdict",
     "option_of",
+    "part_of_comparison",
 ]
