@@ -52,9 +52,7 @@ def stemmed_aliases(m: KeywordMatch) -> tuple[str, ...]:
     """The document's aliases as stems, for comparing with a (stemmed) query phrase; a
     title of the form "name — what it is" names the page by its name too ("json — JSON
     encoder and decoder", "git-rm - Remove files from the working tree")."""
-    name = title_name(m.doc.title)
-    aliases = (*m.doc.aliases, name) if name else m.doc.aliases
-    return _stemmed(aliases) if aliases else ()
+    return _names(m.doc.title, m.doc.aliases)
 
 
 # "json — JSON encoder and decoder", "Widgets – Overview", "git-rm - Remove files": a
@@ -65,7 +63,7 @@ _DASH = re.compile(r" [—–-] ")
 def title_name(title: str) -> str:
     """The name a title of the form "name — what it is" gives ("" for any other)."""
     if " - " not in title and " — " not in title and " – " not in title:
-        return ""  # most titles: three substring tests, no pattern (every candidate asks)
+        return ""  # most titles: three substring tests, no pattern
     m = _DASH.search(title)
     if m is None:
         return ""
@@ -73,10 +71,13 @@ def title_name(title: str) -> str:
     return name if name and rest else ""
 
 
-@lru_cache(maxsize=4096)
-def _stemmed(aliases: tuple[str, ...]) -> tuple[str, ...]:
-    # every candidate of every question asks again: an API operation has several aliases
-    return tuple(" ".join(stem(t) for t in tokenize(a)) for a in aliases)
+@lru_cache(maxsize=16384)
+def _names(title: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
+    # every candidate of every question asks again (a document's title and aliases: one
+    # look-up, their strings' hashes kept by Python)
+    name = title_name(title)
+    names = (*aliases, name) if name else aliases
+    return tuple(" ".join(stem(t) for t in tokenize(a)) for a in names)
 
 
 def score_evidence(
