@@ -272,6 +272,40 @@ def test_a_question_for_all_of_a_resource_asks_for_no_single_one() -> None:
     assert not operation_fit(("get", "a", "project"), "/v2/projects/{id}", "read").many
 
 
+def test_a_question_for_one_item_asks_for_no_list() -> None:
+    one = _summary(
+        "s:GET /v1/refunds/{refund}", "Retrieve the details of a refund", "read", "GetRefund"
+    )
+    many = _summary("s:GET /v1/refunds", "Returns a list of refunds", "list", "GetRefunds")
+    index = ApiIndex.build([one, many])
+    weights = ApiWeights(kind_boost=0.5, resource=1.0, parent=1.0, superseded=1.0)
+    for question in (
+        ("get", "refunds"),  # the operation's own words ("GetRefunds") ask for the list
+        ("get", "a", "refund"),
+    ):
+        assert operation_factor(question, many, False, weights, index) == 1.5, question
+    for question in (
+        ("get", "one", "refund"),
+        ("get", "a", "specific", "refund"),
+        ("get", "a", "single", "particular", "refund"),
+        ("get", "a", "refund", "by", "its", "id"),
+    ):
+        assert operation_factor(question, many, False, weights, index) == 1.0, question
+        assert operation_factor(question, one, False, weights, index) == 1.5, question
+        assert operation_fit(question, "/v1/refunds", "list").one, question
+    # "one" on an enclosing resource says nothing of the resource listed
+    charge = _summary("s:GET /v1/charges/{charge}/refunds", "List refunds of a charge", "list",
+                      "GetChargeRefunds")  # fmt: skip
+    index = ApiIndex.build([one, many, charge])
+    question = ("get", "the", "refunds", "of", "one", "charge")
+    assert not operation_fit(question, "/v1/charges/{charge}/refunds", "list").one
+    assert operation_factor(question, charge, False, weights, index) == 1.5
+    # "every" takes the singular and still asks for all of them
+    every = ("show", "every", "refund")
+    assert operation_fit(every, "/v1/refunds", "list").many
+    assert operation_factor(every, one, False, weights, index) == 1.0
+
+
 def test_one_of_a_resource_is_not_asked_of_the_operation_on_all_of_them() -> None:
     path = "k:DELETE /api/v1/namespaces/{namespace}/serviceaccounts"
     all_of_them = _summary(path, "delete collection of ServiceAccount", "delete",

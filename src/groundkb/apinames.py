@@ -374,33 +374,69 @@ def noun_forms(word: str) -> tuple[str, ...]:
     return tuple(s + suffix for s in stems for suffix in _NOUN_SUFFIXES)
 
 
+#: Words before a noun that mark one item of a collection, or every item of it.
+_ONE_ITEM = frozenset({"one", "single", "specific", "particular", "individual"})
+_EVERY_ITEM = frozenset({"every"})  # "every" takes the singular: "show every quote"
+
+
+def _marked_heads(words: Sequence[str]) -> dict[int, str]:
+    """Positions of the nouns a quantity word marks: the last word of the run of words
+    after "one", "a single", "a specific"… up to the next stop word ("one returned
+    order" → order: "one"), likewise after "every" ("many"), and the noun before "by
+    id" / "by its id" ("fetch a batch by its id" → batch: "one")."""
+    heads: dict[int, str] = {}
+    n = len(words)
+    for i, w in enumerate(words):
+        mark = "one" if w in _ONE_ITEM else "many" if w in _EVERY_ITEM else ""
+        if mark:
+            j = i + 1
+            while j < n and words[j] in _ONE_ITEM:
+                j += 1
+            end = j
+            while end < n and words[end] not in STOP_WORDS and end - j < 3:
+                end += 1
+            if end > j:
+                heads[end - 1] = mark
+        elif w == "by" and i > 0 and words[i - 1] not in STOP_WORDS:
+            rest = [x for x in words[i + 1 : i + 3] if x not in ("its", "the", "their")]
+            if rest[:1] == ["id"]:
+                heads.setdefault(i - 1, "one")
+    return heads
+
+
 @dataclass(frozen=True, slots=True)
 class QueryNouns:
     """The nouns of a question, to tell which resources it names.
 
     ``names``: every word and every run of two or three adjacent words run together,
     the last word singular (``config map`` → ``configmap``). ``plural``: those whose
-    last word was plural in the question ("nodes", "phone numbers").
+    last word was plural in the question ("nodes", "phone numbers") or follows "every";
+    ``one``: those a word such as "one" or "a specific" marks as one item.
     """
 
     names: frozenset[str]
     plural: frozenset[str]
     derived: frozenset[str] = frozenset()  # nouns formed from the question's verbs
+    one: frozenset[str] = frozenset()  # names of one item: "one job", "a specific refund"
 
     @classmethod
     def of(cls, tokens: Sequence[str]) -> QueryNouns:
         words = [w for t in tokens for w in split_words(t)]
+        heads = _marked_heads(words)
         names: set[str] = set()
         plural: set[str] = set()
+        one: set[str] = set()
         for end in range(len(words)):
             last = singular(words[end])
             for start in range(max(0, end - 2), end + 1):
                 name = "".join(words[start:end]) + last
                 names.add(name)
-                if last != words[end]:
+                if last != words[end] or heads.get(end) == "many":
                     plural.add(name)
+                elif heads.get(end) == "one":
+                    one.add(name)
         derived = {n for w in words for n in noun_forms(w)} - names
-        return cls(frozenset(names), frozenset(plural), frozenset(derived))
+        return cls(frozenset(names), frozenset(plural), frozenset(derived), frozenset(one))
 
     def naming(self, resource: str) -> str:
         """How the question names ``resource`` (a resource key): "whole" (its whole name:
@@ -413,6 +449,12 @@ class QueryNouns:
         if squashed in self.derived:
             return "verb"
         return "end" if self.names_resource(resource) else ""
+
+    def names_one(self, resource: str) -> bool:
+        """The question names ``resource`` as one item ("look up one returned order",
+        "show a specific refund", "fetch a batch by its id")."""
+        squashed = resource.replace("_", "")
+        return any(len(n) > 2 and squashed.endswith(n) for n in self.one)
 
     def names_resource(self, resource: str) -> str:
         """ "plural", "singular" or "" as the question names ``resource`` (a resource key).
@@ -443,6 +485,7 @@ class OperationFit:
     many: bool = False  # it names the resource in the plural and asks for a list
     # it names the resource in the plural, or asks for "all" or "every" of something
     plural: bool = False
+    one: bool = False  # it names the resource acted on as one item ("a specific refund")
 
 
 def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
@@ -459,7 +502,10 @@ def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
     path nests the operation under that the question does not name; of two otherwise
     equal answers, the less nested one is the likelier (``/Conversations/{sid}/Messages``
     over ``/Services/{sid}/Conversations/{sid}/Messages`` for "post a message into a
-    conversation").
+    conversation"). ``one``: the question names the resource acted on as one item
+    ("one", "a single", "a specific", "a particular" before it, "by its id" after it), so
+    the operation that lists it is not asked for ("every", which takes the singular,
+    marks all of them).
     """
     return _operation_fit(tuple(tokens), path, kind)
 
@@ -485,9 +531,12 @@ def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFi
     many = plural and "list" in asked
     if many:
         asked.discard("read")  # "show all my projects" reads many, not one
+    one = bool(naming) and not plural and nouns.names_one(resources[-1])
+    if one:
+        asked.discard("list")  # "look up one returned order" reads one, not the list
     plural = plural or any(t.lower() in _QUANTIFIERS for t in tokens)
     return OperationFit(
-        kind in asked, bool(naming), parents, naming == "whole", on_parent, many, plural
+        kind in asked, bool(naming), parents, naming == "whole", on_parent, many, plural, one
     )
 
 

@@ -310,7 +310,8 @@ def operation_factor(
     droplet" still asks for ``POST /droplets/{id}/actions``, whose summary reboots), nor
     of an operation on a whole collection (:attr:`ApiIndex.collective`) when the question
     names the resource in the singular without "all" or "every" ("delete service
-    account" asks to delete one), ×
+    account" asks to delete one), nor of a list when the question names the resource as
+    one item ("look up one returned order", "a specific refund", "a batch by its id"), ×
     resource when it names the resource acted on,
     × parent per enclosing resource it does not name, and × superseded when a newer
     version of its API has the same operation.
@@ -320,8 +321,14 @@ def operation_factor(
     # "create a customer": an operation that creates something under the customer
     # creates, but not what was asked for (an action named by the verb still is)
     asked = fit.kind and not fit.on_parent
-    # "show all my projects" reads many: reading one is not what it asks for
-    if not asked and index is not None and not (fit.many and doc.operation_kind == "read"):
+    # "show all my projects" reads many: reading one is not what it asks for; "look up
+    # one returned order" reads one: listing them all is not
+    if (
+        not asked
+        and index is not None
+        and not (fit.many and doc.operation_kind == "read")
+        and not (fit.one and doc.operation_kind == "list")
+    ):
         actions = index.asked_actions(tokens) & index.actions.get(doc.id, frozenset())
         asked = bool(actions - _CRUD if fit.on_parent else actions)
         if not asked and doc.operation_kind == "create" and fit.whole:
