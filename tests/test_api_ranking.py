@@ -289,6 +289,8 @@ def test_a_question_for_one_item_asks_for_no_list() -> None:
         ("get", "a", "specific", "refund"),
         ("get", "a", "single", "particular", "refund"),
         ("get", "a", "refund", "by", "its", "id"),
+        ("get", "the", "details", "of", "a", "refund"),
+        ("show", "information", "about", "the", "refund"),
     ):
         assert operation_factor(question, many, False, weights, index) == 1.0, question
         assert operation_factor(question, one, False, weights, index) == 1.5, question
@@ -300,6 +302,12 @@ def test_a_question_for_one_item_asks_for_no_list() -> None:
     question = ("get", "the", "refunds", "of", "one", "charge")
     assert not operation_fit(question, "/v1/charges/{charge}/refunds", "list").one
     assert operation_factor(question, charge, False, weights, index) == 1.5
+    # the details of all of them, or of several, are the list's
+    for question in (
+        ("details", "of", "all", "my", "refunds"),
+        ("get", "the", "details", "of", "the", "refunds"),
+    ):
+        assert not operation_fit(question, "/v1/refunds", "list").one, question
     # "every" takes the singular and still asks for all of them
     every = ("show", "every", "refund")
     assert operation_fit(every, "/v1/refunds", "list").many

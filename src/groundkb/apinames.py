@@ -377,13 +377,19 @@ def noun_forms(word: str) -> tuple[str, ...]:
 #: Words before a noun that mark one item of a collection, or every item of it.
 _ONE_ITEM = frozenset({"one", "single", "specific", "particular", "individual"})
 _EVERY_ITEM = frozenset({"every"})  # "every" takes the singular: "show every quote"
+# "the details of a workflow", "information about a quote": what one item holds
+_DETAILS = frozenset({"details", "detail", "information", "info"})
+_ABOUT = frozenset({"of", "about", "on", "for"})
+_DETERMINERS = frozenset({"a", "an", "the", "this", "that", "my", "our", "your", "one"})
 
 
 def _marked_heads(words: Sequence[str]) -> dict[int, str]:
     """Positions of the nouns a quantity word marks: the last word of the run of words
     after "one", "a single", "a specific"… up to the next stop word ("one returned
-    order" → order: "one"), likewise after "every" ("many"), and the noun before "by
-    id" / "by its id" ("fetch a batch by its id" → batch: "one")."""
+    order" → order: "one"), likewise after "every" ("many"), after "the details of" or
+    "information about" and a determiner ("the details of a workflow" → workflow:
+    "one"; a plural noun there still reads many), and the noun before "by id" / "by its
+    id" ("fetch a batch by its id" → batch: "one")."""
     heads: dict[int, str] = {}
     n = len(words)
     for i, w in enumerate(words):
@@ -401,6 +407,15 @@ def _marked_heads(words: Sequence[str]) -> dict[int, str]:
             rest = [x for x in words[i + 1 : i + 3] if x not in ("its", "the", "their")]
             if rest[:1] == ["id"]:
                 heads.setdefault(i - 1, "one")
+        elif w in _DETAILS and i + 1 < n and words[i + 1] in _ABOUT:
+            j = i + 2
+            while j < n and words[j] in _DETERMINERS:
+                j += 1
+            end = j
+            while end < n and words[end] not in STOP_WORDS and end - j < 3:
+                end += 1
+            if end > j:
+                heads.setdefault(end - 1, "one")  # a plural noun still reads many
     return heads
 
 
