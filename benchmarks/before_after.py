@@ -19,7 +19,8 @@ changed.
 
     python benchmarks/before_after.py --base /tmp/base/src --out /tmp/stop
 
-``--only verdicts,api1`` runs a subset (api2, api3: the second and third batches);
+``--only verdicts,api1`` runs a subset (api2 … api5: the second to fifth batches; the
+fourth and fifth ask only the six held-out APIs);
 ``--compare`` only prints the table of an earlier run.
 """
 
@@ -59,6 +60,20 @@ RUNS: dict[str, list[str]] = {
         "--out",
         "{out}",
     ],
+    **{
+        f"api{n}": [
+            "api_questions.py",
+            "--label",
+            "base",
+            "--questions",
+            str(HERE / "data" / f"api_questions_{n}"),
+            "--apis",
+            "stripe,github,spotify,slack,openai,digitalocean",
+            "--out",
+            "{out}",
+        ]
+        for n in (4, 5)
+    },
     "py": ["python_docs_verdicts.py", "--site", "python", "--json", "{out}"],
     "git": ["python_docs_verdicts.py", "--site", "git", "--json", "{out}"],
     "flask": ["python_docs_verdicts.py", "--site", "flask", "--json", "{out}"],
@@ -109,7 +124,7 @@ def compare(before: Path, after: Path) -> Iterator[str]:
                 parts = "; ".join(f"{k} {_change(x[k], y.get(k))}" for k in keys)
                 yield f"- {mode} {name}: {parts}"
         yield ""
-    batches = (("api1", "batch 1"), ("api2", "batch 2"), ("api3", "batch 3"))
+    batches = [(f"api{n}", f"batch {n}") for n in range(1, 6)]
     for file, title in ((f, f"held-out API {t}") for f, t in batches):
         b, a = _load(before / f"{file}.json"), _load(after / f"{file}.json")
         if not (b and a):

@@ -549,7 +549,7 @@ def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFi
     one = bool(naming) and not plural and nouns.names_one(resources[-1])
     if one:
         asked.discard("list")  # "look up one returned order" reads one, not the list
-    plural = plural or any(t.lower() in _QUANTIFIERS for t in tokens)
+    plural = plural or _asks_for_all(tokens)
     return OperationFit(
         kind in asked, bool(naming), parents, naming == "whole", on_parent, many, plural, one
     )
@@ -578,6 +578,13 @@ def query_nouns(tokens: tuple[str, ...]) -> QueryNouns:
 @lru_cache(maxsize=64)
 def _asked(tokens: tuple[str, ...]) -> frozenset[str]:
     return asked_kinds(tokens)
+
+
+@lru_cache(maxsize=64)
+def _asks_for_all(tokens: tuple[str, ...]) -> bool:
+    """Whether a question says "all" or "every" (cached: one question is looked at once
+    per candidate)."""
+    return any(t.lower() in _QUANTIFIERS for t in tokens)
 
 
 @lru_cache(maxsize=8192)

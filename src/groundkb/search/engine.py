@@ -129,6 +129,7 @@ class Searcher:
         self._local = threading.local()  # the derived data this thread's search started with
         endpoint = endpoint_from_settings(settings)  # a bad rerank setting fails here
         self._reranker = reranker_for(endpoint) if endpoint is not None else None
+        self._weights: tuple[Settings, ApiWeights] | None = None  # see _api_weights
 
     # ------------------------------------------------------------ derived data
     def derived(self) -> Derived:
@@ -793,16 +794,26 @@ class Searcher:
     def _operation_factor(self, m: KeywordMatch, parsed: ParsedQuery) -> float:
         """Rank factor of an API operation for the query (see ``apis.operation_factor``)."""
         apis = self._current().apis
-        s = self.settings
-        weights = ApiWeights(
-            s.api_kind_boost,
-            s.api_resource_factor,
-            s.api_parent_factor,
-            s.api_superseded_factor,
-            s.api_context_factor,
-            s.api_read_factor,
-        )
+        weights = self._api_weights()
         return operation_factor(parsed.asked, m.doc, m.doc_id in apis.superseded, weights, apis)
+
+    def _api_weights(self) -> ApiWeights:
+        """The constants of ``apis.operation_factor`` from the settings, built once per
+        settings (every candidate of every question asks; a searcher may be given other
+        settings)."""
+        s = self.settings
+        kept = self._weights
+        if kept is None or kept[0] is not s:
+            weights = ApiWeights(
+                s.api_kind_boost,
+                s.api_resource_factor,
+                s.api_parent_factor,
+                s.api_superseded_factor,
+                s.api_context_factor,
+                s.api_read_factor,
+            )
+            kept = self._weights = (s, weights)
+        return kept[1]
 
     def _score(
         self,
@@ -827,6 +838,7 @@ class Searcher:
             self.analyzer.stop_words,
             holding,
             prep.clause_forms,
+            prep.terms,
         )
         cosine = cosines.get(s.match.chunk_id)
         return s if cosine is None else replace(s, cosine=cosine)

@@ -90,13 +90,16 @@ def score_evidence(
     stop_words: frozenset[str],
     holding: Callable[[tuple[str, ...]], int] | None = None,
     forms: Sequence[frozenset[str]] = (),
+    terms: frozenset[str] | None = None,
 ) -> Scored:
     """The evidence for a ranked candidate: score, matched terms, explanation (above).
 
     ``holding``: the fields that hold an alternative's tokens, as bits in
     ``FIELD_FACTOR``'s order, when rescoring found them already (``Prepared.located``);
     otherwise each field's words are looked at here. ``forms``: per clause, the other
-    forms of its verb as index terms (``rescore.clause_forms``), looked for in names."""
+    forms of its verb as index terms (``rescore.clause_forms``), looked for in names.
+    ``terms``: :func:`asked_terms` of ``parsed`` and ``forms``, when the caller has them
+    already (``Prepared.terms``, once per query); otherwise collected here."""
     total = 0.0
     got = 0.0
     named = 0.0
@@ -104,7 +107,9 @@ def score_evidence(
     explain: list[str] = []
     guard = False
     best_kind_factor = 1.0
-    name_factor = _name_factor(m, parsed, stop_words, forms)
+    if terms is None:
+        terms = asked_terms(parsed, forms)
+    name_factor = _name_factor(m, terms, stop_words)
     # the fields that have text, each with its bit, its factor and its words (split once)
     fields = [
         (
@@ -209,21 +214,22 @@ def score_evidence(
     )
 
 
-def _name_factor(
-    m: KeywordMatch,
-    parsed: ParsedQuery,
-    stop_words: frozenset[str],
-    forms: Sequence[frozenset[str]] = (),
-) -> float:
+def asked_terms(parsed: ParsedQuery, forms: Sequence[frozenset[str]] = ()) -> frozenset[str]:
+    """The index terms of the question's alternatives and of ``forms`` (per clause, the
+    other forms of its verb): the words of a name the question covers."""
+    terms = {t for c in parsed.clauses for a in c.alternatives for t in a.tokens}
+    terms.update(*forms)
+    return frozenset(terms)
+
+
+def _name_factor(m: KeywordMatch, terms: frozenset[str], stop_words: frozenset[str]) -> float:
     """0.7 + 0.3 × the share of the title's (or best alias's) words the query covers
-    (a word in another form of the question's verb included)."""
-    wanted = {t for c in parsed.clauses for a in c.alternatives for t in a.tokens}
-    wanted.update(*forms)
+    (``terms``: a word in another form of the question's verb included)."""
     best = 0.0
     for name in (m.fields["title"], *stemmed_aliases(m)):
         words = [t for t in name.split() if t not in stop_words]
         if words:
-            best = max(best, sum(1 for t in words if t in wanted) / len(words))
+            best = max(best, sum(1 for t in words if t in terms) / len(words))
     return 0.7 + 0.3 * best
 
 
@@ -299,6 +305,7 @@ __all__ = [
     "FIELD_FACTOR",
     "MATCH_FACTOR",
     "NAME_FORM_FACTOR",
+    "asked_terms",
     "citation",
     "contains",
     "score_evidence",

@@ -17,7 +17,7 @@ from ahocorasick_rs import AhoCorasick
 
 from ..analyze.text import Clause, ParsedQuery, stem
 from ..store.base import KeywordMatch
-from .evidence import FIELD_FACTOR, MATCH_FACTOR, contains, stemmed_aliases
+from .evidence import FIELD_FACTOR, MATCH_FACTOR, asked_terms, contains, stemmed_aliases
 
 # needle number -> the fields holding it, as bits in FIELD_FACTOR's order
 Located = dict[int, int]
@@ -53,6 +53,9 @@ class Prepared:
     # none): a name that holds one names what the word asks for ("Archive Tasks" for
     # "archiving tasks"; ``evidence.score_evidence``)
     clause_forms: tuple[frozenset[str], ...] = ()
+    # the question's index terms with those forms: what a name's words may be covered by
+    # (``evidence.asked_terms``)
+    terms: frozenset[str] = frozenset()
     located: dict[str, Located] = field(default_factory=dict)
 
     def fields_holding(self, chunk_id: str) -> Callable[[tuple[str, ...]], int] | None:
@@ -99,6 +102,7 @@ def prepare(
             (forms if alt.kind == "inflection" else alts).append(scored)
         clauses.append((tuple(alts), tuple(forms)) if forms else (tuple(alts),))
     words = phrase_forms(parsed, verb_forms)
+    other_forms = clause_forms(parsed, verb_forms)
     return Prepared(
         clauses=tuple(clauses),
         needles=AhoCorasick([" " + " ".join(tokens) + " " for tokens in numbers]),
@@ -111,7 +115,8 @@ def prepare(
         b=b,
         forms=words,
         needle=_shared_start(words[-1]) if words else "",
-        clause_forms=clause_forms(parsed, verb_forms),
+        clause_forms=other_forms,
+        terms=asked_terms(parsed, other_forms),
     )
 
 
