@@ -477,15 +477,22 @@ class QueryNouns:
         A name counts when it is the resource's whole name or its end: "number" and
         "phone number" name ``incoming_phone_number``, "map" and "config map" ``configmap``.
         """
-        squashed = resource.replace("_", "")
-        found = ""
-        for name in self.names:
-            if len(name) > 2 and squashed.endswith(name):
-                if name in self.plural:
-                    found = "plural"
-                else:
-                    return "singular"
-        return found
+        return _names_resource(self, resource)
+
+
+@lru_cache(maxsize=4096)
+def _names_resource(nouns: QueryNouns, resource: str) -> str:
+    """:meth:`QueryNouns.names_resource`, cached: every candidate of a question asks it
+    of its resource and of each resource its path nests it under."""
+    squashed = resource.replace("_", "")
+    found = ""
+    for name in nouns.names:
+        if len(name) > 2 and squashed.endswith(name):
+            if name in nouns.plural:
+                found = "plural"
+            else:
+                return "singular"
+    return found
 
 
 @dataclass(frozen=True, slots=True)
