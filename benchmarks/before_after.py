@@ -19,8 +19,8 @@ changed.
 
     python benchmarks/before_after.py --base /tmp/base/src --out /tmp/stop
 
-``--only verdicts,api1`` runs a subset (api2 … api5: the second to fifth batches; the
-fourth and fifth ask only the six held-out APIs);
+``--only verdicts,api1`` runs a subset (api2 … api6: the second to sixth batches; the
+fourth to sixth ask only the six held-out APIs);
 ``--compare`` only prints the table of an earlier run.
 """
 
@@ -72,7 +72,7 @@ RUNS: dict[str, list[str]] = {
             "--out",
             "{out}",
         ]
-        for n in (4, 5)
+        for n in (4, 5, 6)
     },
     "py": ["python_docs_verdicts.py", "--site", "python", "--json", "{out}"],
     "git": ["python_docs_verdicts.py", "--site", "git", "--json", "{out}"],
@@ -124,7 +124,7 @@ def compare(before: Path, after: Path) -> Iterator[str]:
                 parts = "; ".join(f"{k} {_change(x[k], y.get(k))}" for k in keys)
                 yield f"- {mode} {name}: {parts}"
         yield ""
-    batches = [(f"api{n}", f"batch {n}") for n in range(1, 6)]
+    batches = [(f"api{n}", f"batch {n}") for n in range(1, 7)]
     for file, title in ((f, f"held-out API {t}") for f, t in batches):
         b, a = _load(before / f"{file}.json"), _load(after / f"{file}.json")
         if not (b and a):

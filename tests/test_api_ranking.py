@@ -314,6 +314,35 @@ def test_a_question_for_one_item_asks_for_no_list() -> None:
     assert operation_factor(every, one, False, weights, index) == 1.0
 
 
+def test_where_the_object_goes_is_not_what_the_verb_asks_for() -> None:
+    threads = _summary("o:POST /threads", "Create a thread.", "create", "createThread")
+    messages = _summary(
+        "o:POST /threads/{thread_id}/messages", "Create a message.", "create", "createMessage"
+    )
+    index = ApiIndex.build([threads, messages])
+    weights = ApiWeights(kind_boost=0.5, resource=1.0, parent=1.0, superseded=1.0)
+    add = ("add", "a", "message", "to", "a", "thread")
+    assert operation_factor(add, messages, False, weights, index) == 1.5
+    assert operation_factor(add, threads, False, weights, index) == 1.0
+    assert operation_fit(add, "/threads", "create").off_object
+    # "with": what the new thing comes with
+    new_thread = ("create", "a", "thread", "with", "an", "initial", "message")
+    assert operation_factor(new_thread, threads, False, weights, index) == 1.5
+    assert operation_factor(new_thread, messages, False, weights, index) == 1.0
+    # what the object is part of still asks for it ("the base branch of a pull request"),
+    # and so does the object's owner in a possessive
+    for question in (
+        ("update", "the", "metadata", "of", "a", "thread"),
+        ("create", "a", "thread", "s", "message"),
+    ):
+        assert not operation_fit(question, "/threads", "create").off_object, question
+    # the "object" names no resource when the first word is no verb ("which endpoint
+    # creates from a thread" reads "creates" as its object): the rule does not apply
+    which = ("which", "endpoint", "creates", "from", "a", "thread")
+    assert operation_fit(which, "/threads", "create").off_object
+    assert operation_factor(which, threads, False, weights, index) == 1.5
+
+
 def test_one_of_a_resource_is_not_asked_of_the_operation_on_all_of_them() -> None:
     path = "k:DELETE /api/v1/namespaces/{namespace}/serviceaccounts"
     all_of_them = _summary(path, "delete collection of ServiceAccount", "delete",

@@ -508,6 +508,9 @@ class OperationFit:
     # it names the resource in the plural, or asks for "all" or "every" of something
     plural: bool = False
     one: bool = False  # it names the resource acted on as one item ("a specific refund")
+    # it names the resource acted on only as where the object of its verb goes, comes
+    # from or goes with ("add a message to a thread" and ``POST /threads``)
+    off_object: bool = False
 
 
 def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
@@ -557,8 +560,23 @@ def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFi
     if one:
         asked.discard("list")  # "look up one returned order" reads one, not the list
     plural = plural or _asks_for_all(tokens)
+    head = object_head(tokens)
+    off_object = (
+        bool(naming)
+        and bool(head)
+        and not query_nouns(head).names_resource(resources[-1])
+        and bool(query_nouns(_linked(tokens)).names_resource(resources[-1]))
+    )
     return OperationFit(
-        kind in asked, bool(naming), parents, naming == "whole", on_parent, many, plural, one
+        kind in asked,
+        bool(naming),
+        parents,
+        naming == "whole",
+        on_parent,
+        many,
+        plural,
+        one,
+        off_object,
     )
 
 
@@ -574,6 +592,50 @@ def _verb_object(tokens: tuple[str, ...]) -> tuple[str, ...]:
         rest = rest[1:]
     end = next((i for i, w in enumerate(rest) if w in STOP_WORDS), len(rest))
     return tuple(rest[:end])
+
+
+@lru_cache(maxsize=256)
+def object_head(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The object of a request's verb as :func:`_verb_object` finds it, and of a
+    possessive there the thing possessed ("cancel a customer's subscription" →
+    subscription; "add a custom cover image to a playlist" → custom cover image)."""
+    words = [t.lower() for t in tokens]
+    start = next((i for i, w in enumerate(words) if w not in STOP_WORDS), len(words))
+    i = start + 1
+    while i < len(words) and words[i] in STOP_WORDS:
+        i += 1
+    run: list[str] = []
+    while i < len(words):
+        if words[i] not in STOP_WORDS:
+            run.append(words[i])
+        elif words[i] == "s" and run and i + 1 < len(words) and words[i + 1] not in STOP_WORDS:
+            run = []  # "customer's subscription": what is possessed
+        else:
+            break
+        i += 1
+    return tuple(run)
+
+
+#: Words that name where the object of a verb goes, comes from or what it goes with.
+_LINKS = frozenset({"to", "into", "onto", "from", "with"})
+
+
+@lru_cache(maxsize=256)
+def _linked(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The nouns after "to", "into", "onto", "from" and "with": where the object of
+    the verb goes or comes from ("add a message to a thread" → thread), not what it is
+    part of ("the base branch of a pull request")."""
+    words = [t.lower() for t in tokens]
+    out: list[str] = []
+    for i, w in enumerate(words):
+        if w in _LINKS:
+            j = i + 1
+            while j < len(words) and words[j] in STOP_WORDS and words[j] not in _LINKS:
+                j += 1
+            while j < len(words) and words[j] not in STOP_WORDS:
+                out.append(words[j])
+                j += 1
+    return tuple(out)
 
 
 @lru_cache(maxsize=64)
@@ -613,6 +675,7 @@ __all__ = [
     "is_plural",
     "is_version",
     "noun_forms",
+    "object_head",
     "operation_fit",
     "operation_in_id",
     "operation_kind",

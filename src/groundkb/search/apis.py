@@ -46,6 +46,7 @@ from ..apinames import (
     first_word,
     is_param,
     is_version,
+    object_head,
     operation_fit,
     operation_kinds,
     path_resources,
@@ -245,6 +246,13 @@ class ApiIndex:
             return 0.0
         return len(named - self.vocabulary.get(source, frozenset())) / len(named)
 
+    def names_object(self, tokens: Sequence[str]) -> bool:
+        """Whether the object of the question's verb names a resource of some API in the
+        index ("add a message to a thread": message; not "which endpoint creates a
+        customer", whose first word is no verb)."""
+        names = query_nouns(object_head(tuple(tokens))).names
+        return any(len(n) > 2 and n in self.by_name for n in names)
+
     def asked_actions(self, tokens: Sequence[str]) -> frozenset[str]:
         """The actions a question asks for: its verbs that are verbs of the index or
         common ones, and the kinds they stand for."""
@@ -311,7 +319,11 @@ def operation_factor(
     of an operation on a whole collection (:attr:`ApiIndex.collective`) when the question
     names the resource in the singular without "all" or "every" ("delete service
     account" asks to delete one), nor of a list when the question names the resource as
-    one item ("look up one returned order", "a specific refund", "a batch by its id"), ×
+    one item ("look up one returned order", "a specific refund", "a batch by its id"),
+    nor when it names the resource only as where the object of its verb goes, comes from
+    or goes with, and that object is a resource of the index ("add a message to a
+    thread" does not ask for ``POST /threads``; "create a thread with an initial
+    message" not for ``POST /threads/{id}/messages``), ×
     resource when it names the resource acted on,
     × parent per enclosing resource it does not name, and × superseded when a newer
     version of its API has the same operation.
@@ -342,6 +354,8 @@ def operation_factor(
             )
     if asked and not fit.plural and index is not None and doc.id in index.collective:
         asked = False  # "delete service account" asks for one, not the whole collection
+    if asked and fit.off_object and index is not None and index.names_object(tokens):
+        asked = False  # "add a message to a thread" creates no thread
     factor = weights.parent**fit.unnamed_parents
     if asked:
         factor *= 1 + weights.kind_boost
