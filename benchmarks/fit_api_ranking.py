@@ -24,12 +24,14 @@ indexes of ``--also-label``) with the constants its fold chose, so those numbers
 leave-one-spec-out as well.
 
 Each combination's results are cached in ``benchmarks/results/tmp/apifit-{label}.json``
-(delete it to start over); writes ``benchmarks/results/api_fit.json``.
+with a fingerprint of the groundkb source they were measured with: other source starts
+over (delete the file to start over anyway); writes ``benchmarks/results/api_fit.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import sys
@@ -40,6 +42,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import api_questions as aq
+
+import groundkb
 
 GRID = {
     "api_kind_boost": (0.0, 0.1, 0.25, 0.5, 1.0),
@@ -93,6 +97,17 @@ def score(result: dict[str, Any], apis: list[str]) -> float:
     return sum(values) / len(values)
 
 
+def code_fingerprint() -> str:
+    """sha256 of the groundkb source that ranks (the package imported here), so that a
+    cache of another version's results is not reused."""
+    root = Path(groundkb.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--label", default="after")
@@ -104,6 +119,9 @@ def main() -> int:
     modes = args.modes.split(",")
     cache = aq.CACHE / f"apifit-{args.label}.json"
     table: dict[str, Any] = json.loads(cache.read_text()) if cache.exists() else {}
+    code = code_fingerprint()
+    if table.get("code") != code:  # results of other code rank otherwise: start over
+        table = {"code": code}
     combos = [dict(zip(GRID, values, strict=True)) for values in itertools.product(*GRID.values())]
     started = time.perf_counter()
     for i, combo in enumerate(combos, 1):
