@@ -7,8 +7,10 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -33,7 +35,7 @@ from groundkb.serve.cli import cli
 from groundkb.serve.schemas import search_out
 from groundkb.store.base import DocSummary
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, ROOT
 
 OPS = FIXTURES / "openapi_ops"
 
@@ -399,6 +401,53 @@ def test_one_service_account_asked_for_finds_the_operation_on_one(
     every = kw.search("delete all service accounts")
     scores = {h.doc_id: h.score for h in every.hits}
     assert scores[f"cluster:DELETE {ops}"] >= 0.9 * scores[f"cluster:DELETE {ops}/{{name}}"]
+
+
+def test_saying_one_item_moves_the_ranking_toward_its_read(
+    kw: KnowledgeBase, tmp_path: Path
+) -> None:
+    """Stripe's shape: the list's operationId says "Get" as the read of one's does. Words
+    that mark one item widen the read's lead over the list (the question otherwise the
+    same)."""
+    ok = {"200": {"description": "ok"}}
+    paths: dict[str, Any] = {
+        "/refunds": {"get": {"operationId": "GetRefunds", "responses": ok,
+                             "summary": "Returns a list of refunds"}},
+        "/refunds/{refund}": {"get": {"operationId": "GetRefundsRefund", "responses": ok,
+                                      "summary": "Retrieves the details of an existing refund"}},
+    }  # fmt: skip
+    for name in ("customer", "invoice", "user", "product", "coupon", "payout"):
+        paths[f"/{name}s"] = {"get": {"operationId": f"Get{name.title()}s", "responses": ok,
+                                      "summary": f"Returns a list of {name}s"}}  # fmt: skip
+    spec = {"openapi": "3.0.0", "info": {"title": "Shop", "version": "1"}, "paths": paths}
+    (tmp_path / "shop.json").write_text(json.dumps(spec))
+    assert kw.ingest(tmp_path / "shop.json", source="shop").ok
+
+    def lead(question: str) -> float:
+        scores = {h.path: h.score for h in kw.search(question, limit=5).hits}
+        return scores["/refunds/{refund}"] / scores["/refunds"]
+
+    plain = lead("get a refund")
+    for question in ("get one refund", "get a specific refund", "get a refund by its id"):
+        assert lead(question) > 1.1 * plain, question
+
+
+def test_where_the_verbs_object_goes_picks_the_operation(tmp_path: Path) -> None:
+    """OpenAI's spec (benchmarks/data/openapi): a message added to a thread is created
+    under the thread, not as one; a thread created with a message is a thread."""
+    with tarfile.open(ROOT / "benchmarks" / "data" / "openapi" / "specs.tar.xz") as archive:
+        archive.extract("openai.yaml", tmp_path, filter="data")
+    settings = Settings(embedder="none", retrieval="keyword")
+    with KnowledgeBase.open(tmp_path / "kb.db", settings) as kb:
+        assert kb.ingest(tmp_path / "openai.yaml", source="openai").ok
+        first = {
+            q: kb.search(q, limit=1).hits[0].path
+            for q in ("add a message to a thread", "create a thread with an initial message")
+        }
+    assert first == {
+        "add a message to a thread": "/threads/{thread_id}/messages",
+        "create a thread with an initial message": "/threads",
+    }
 
 
 def _forget_lexicon() -> None:

@@ -391,32 +391,37 @@ def _marked_heads(words: Sequence[str]) -> dict[int, str]:
     "one"; a plural noun there still reads many), and the noun before "by id" / "by its
     id" ("fetch a batch by its id" → batch: "one")."""
     heads: dict[int, str] = {}
-    n = len(words)
     for i, w in enumerate(words):
         mark = "one" if w in _ONE_ITEM else "many" if w in _EVERY_ITEM else ""
         if mark:
-            j = i + 1
-            while j < n and words[j] in _ONE_ITEM:
-                j += 1
-            end = j
-            while end < n and words[end] not in STOP_WORDS and end - j < 3:
-                end += 1
-            if end > j:
-                heads[end - 1] = mark
+            end = _noun_run_end(words, _skip(words, i + 1, _ONE_ITEM))
+            if end is not None:
+                heads[end] = mark
         elif w == "by" and i > 0 and words[i - 1] not in STOP_WORDS:
             rest = [x for x in words[i + 1 : i + 3] if x not in ("its", "the", "their")]
             if rest[:1] == ["id"]:
                 heads.setdefault(i - 1, "one")
-        elif w in _DETAILS and i + 1 < n and words[i + 1] in _ABOUT:
-            j = i + 2
-            while j < n and words[j] in _DETERMINERS:
-                j += 1
-            end = j
-            while end < n and words[end] not in STOP_WORDS and end - j < 3:
-                end += 1
-            if end > j:
-                heads.setdefault(end - 1, "one")  # a plural noun still reads many
+        elif w in _DETAILS and i + 1 < len(words) and words[i + 1] in _ABOUT:
+            end = _noun_run_end(words, _skip(words, i + 2, _DETERMINERS))
+            if end is not None:
+                heads.setdefault(end, "one")  # a plural noun still reads many
     return heads
+
+
+def _skip(words: Sequence[str], start: int, skipped: frozenset[str]) -> int:
+    """The position of the first word from ``start`` on that is not in ``skipped``."""
+    while start < len(words) and words[start] in skipped:
+        start += 1
+    return start
+
+
+def _noun_run_end(words: Sequence[str], start: int) -> int | None:
+    """The position of the last word of the run of at most three words from ``start``
+    up to a stop word (the noun of "returned order"), or None when there is none."""
+    end = start
+    while end < len(words) and words[end] not in STOP_WORDS and end - start < 3:
+        end += 1
+    return end - 1 if end > start else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -528,9 +533,12 @@ def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
     equal answers, the less nested one is the likelier (``/Conversations/{sid}/Messages``
     over ``/Services/{sid}/Conversations/{sid}/Messages`` for "post a message into a
     conversation"). ``one``: the question names the resource acted on as one item
-    ("one", "a single", "a specific", "a particular" before it, "by its id" after it), so
-    the operation that lists it is not asked for ("every", which takes the singular,
-    marks all of them).
+    ("one", "a single", "a specific", "a particular" before it, "by its id" after it, "the
+    details of" or "information about" a singular noun), so the operation that lists it
+    is not asked for ("every", which takes the singular, marks all of them).
+    ``off_object``: it names the resource acted on only after "to", "into", "onto",
+    "from" or "with", and not as the object of the verb ("add a message to a thread"
+    and ``POST /threads``; ``ApiIndex.names_object`` checks that object is a resource).
     """
     return _operation_fit(tuple(tokens), path, kind)
 

@@ -54,8 +54,8 @@ class Prepared:
     # "archiving tasks"; ``evidence.score_evidence``)
     clause_forms: tuple[frozenset[str], ...] = ()
     # the question's index terms with those forms: what a name's words may be covered by
-    # (``evidence.asked_terms``)
-    terms: frozenset[str] = frozenset()
+    # (``evidence.asked_terms``; None: gathered where needed)
+    terms: frozenset[str] | None = None
     located: dict[str, Located] = field(default_factory=dict)
 
     def fields_holding(self, chunk_id: str) -> Callable[[tuple[str, ...]], int] | None:
