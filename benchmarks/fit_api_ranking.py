@@ -31,7 +31,6 @@ over (delete the file to start over anyway); writes ``benchmarks/results/api_fit
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
 import sys
@@ -42,8 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import api_questions as aq
-
-import groundkb
+from fingerprint import code_fingerprint
 
 GRID = {
     "api_kind_boost": (0.0, 0.1, 0.25, 0.5, 1.0),
@@ -95,17 +93,6 @@ def score(result: dict[str, Any], apis: list[str]) -> float:
     """Mean MRR@10 over ``apis`` and the modes, every API and mode weighing the same."""
     values = [result[mode][api]["mrr@10"] for mode in result for api in apis]
     return sum(values) / len(values)
-
-
-def code_fingerprint() -> str:
-    """sha256 of the groundkb source that ranks (the package imported here), so that a
-    cache of another version's results is not reused."""
-    root = Path(groundkb.__file__).resolve().parent
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 def main() -> int:

@@ -29,7 +29,9 @@ Prints the settings to declare and writes ``benchmarks/results/verdict_fit.json`
     python benchmarks/fit_verdict.py [--modes keyword,hybrid] [--sets ...]
 
 Indexes are built once into ``benchmarks/results/tmp/verdict-*.db`` (embedding the
-largest sets takes minutes on 2 cores) and reused.
+largest sets takes minutes on 2 cores) and reused; each set's searches are kept in
+``verdict-{set}.{mode}.json`` with a fingerprint of the groundkb source
+(``fingerprint.py``) and searched again when the source differs or with ``--fresh``.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ import numpy as np
 from groundkb import KnowledgeBase, Settings
 from groundkb.evaluate import read_qrels, read_queries
 from groundkb.evaluate_verdicts import read_questions
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fingerprint import code_fingerprint
 
 HERE = Path(__file__).resolve().parent
 SHARED = next(
@@ -196,8 +201,12 @@ def dev_sets() -> list[DevSet]:
 def collect(ds: DevSet, mode: str, fresh: bool = False) -> list[Row]:
     """Search every question of ``ds`` (cached in CACHE until ``fresh``)."""
     cached = CACHE / f"verdict-{ds.name}.{mode}.json"
+    code = code_fingerprint()
     if cached.exists() and not fresh:
-        return [Row(**r) for r in json.loads(cached.read_text(encoding="utf-8"))]
+        kept = json.loads(cached.read_text(encoding="utf-8"))
+        # measured with other source (or before caches said which): measured again
+        if isinstance(kept, dict) and kept.get("code") == code:
+            return [Row(**r) for r in kept["rows"]]
     db = CACHE / f"verdict-{ds.name}.db"
     base = Settings(
         db=str(db), embedder="minilm", max_chunks_per_doc=ds.per_doc, fallback_p95_ms=1e12
@@ -230,7 +239,7 @@ def collect(ds: DevSet, mode: str, fresh: bool = False) -> list[Row]:
                     dict(r.signals),
                 )
             )
-    cached.write_text(json.dumps([vars(r) for r in rows]), encoding="utf-8")
+    cached.write_text(json.dumps({"code": code, "rows": [vars(r) for r in rows]}), encoding="utf-8")
     return rows
 
 
