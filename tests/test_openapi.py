@@ -227,6 +227,34 @@ def test_a_nested_openapi_key_is_still_an_entry(kb: KnowledgeBase, tmp_path: Pat
     assert r.ok and kb.get("e1").type == "guide"
 
 
+def test_an_operation_ids_verb_stays_in_its_alias_where_it_is_an_http_method(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """OpenAI's shape: ``deleteModel`` is "delete model". Read as "model" it would be
+    the delete's exact name, and "models" or "what is a model" would be answered from
+    the delete. A read is named by what it returns: ``getModel`` is "model"."""
+    ok = {"200": {"description": "ok"}}
+    spec = {"openapi": "3.0.0", "info": {"title": "Models", "version": "1"}, "paths": {
+        "/models": {"get": {"operationId": "listModels", "responses": ok,
+                            "summary": "Lists the currently available models"}},
+        "/models/{model}": {
+            "get": {"operationId": "getModel", "responses": ok,
+                    "summary": "Retrieves a model instance"},
+            "delete": {"operationId": "deleteModel", "responses": ok,
+                       "summary": "Delete a fine-tuned model"},
+        },
+    }}  # fmt: skip
+    (tmp_path / "models.json").write_text(json.dumps(spec))
+    assert kb.ingest(tmp_path / "models.json", source="m").ok
+    assert kb.get("models:DELETE /models/{model}").aliases == ("deleteModel", "delete model")
+    assert kb.get("models:GET /models/{model}").aliases == ("getModel", "model")
+    for question in ("models", "what is a model"):
+        r = kb.search(question, limit=3)
+        assert not (r.verdict.kind == "answer" and r.hits[0].method == "DELETE"), question
+    r = kb.search("delete a model", limit=3)
+    assert (r.verdict.kind, r.hits[0].method) == ("answer", "DELETE")
+
+
 # ----------------------------------------------------------------------------- graph
 
 

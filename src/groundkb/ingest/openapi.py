@@ -28,7 +28,9 @@ every file it references). A file that is itself a spec is always ingested as on
   note (at most 60 parameters, 80 request fields, 40 response fields shown).
 - ``category``: the first tag (else the first resource). ``keywords``: tags, the
   resource acted on, operation kind, the words of the last path segment and of the
-  operationId. ``aliases``: the operationId and its words. ``METHOD path`` opens the
+  operationId. ``aliases``: the operationId and its words, its verb kept even where
+  that is an HTTP method ("deleteModel" → delete model) but "get" left out (a read is
+  named by what it returns: "GetAccount" → account). ``METHOD path`` opens the
   content; parent path segments (``{namespace}``) stay out of the weighted fields
   because they recur in thousands of operations. ``related_ids``: operations on the
   same path and on the parent/child item path.
@@ -386,9 +388,17 @@ def _words(*texts: str) -> list[str]:
     return out
 
 
+def _name_words(op_id: str) -> list[str]:
+    """The words of an operationId as a name. "get" goes: a read is named by what it
+    returns ("get-an-album" → an album, "GetAccount" → account). Every other verb stays,
+    even an HTTP method ("deleteModel" → delete model): "model" would name the model,
+    which the delete is not, and make "models" the delete's exact name."""
+    return [w for w in split_words(op_id) if len(w) > 1 and not is_version(w) and w != "get"]
+
+
 class OpenAPILoader:
     name = "openapi"
-    version = "2"
+    version = "3"
     suffixes: tuple[str, ...] = (".json", ".yaml", ".yml")
 
     def sniff(self, data: bytes) -> bool:
@@ -512,7 +522,7 @@ class OpenAPILoader:
         doing = _kind_phrase(kind, api_path).lower().replace(" a ", " ")
         keywords = [*tags, *resources[-1:], kind, *own, *_words(op_id)]
         keywords = list(dict.fromkeys([doing, *keywords] if doing else keywords))[:30]
-        aliases = [a for a in (op_id, " ".join(_words(op_id))) if a]
+        aliases = [a for a in (op_id, " ".join(_name_words(op_id))) if a]
         doc = Document(
             id=f"{name}:{upper} {api_path}",
             source=ctx.source,
