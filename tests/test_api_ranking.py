@@ -450,6 +450,35 @@ def test_where_the_verbs_object_goes_picks_the_operation(tmp_path: Path) -> None
     }
 
 
+def test_an_operation_the_api_does_not_have_is_a_near_miss_not_an_answer(
+    tmp_path: Path,
+) -> None:
+    """OpenAI's spec pauses fine-tuning jobs and cancels batches; it neither pauses
+    batches nor deletes audit logs. Its nearest operations rank first and are offered,
+    not answered from; the operations it has are answered."""
+    with tarfile.open(ROOT / "benchmarks" / "data" / "openapi" / "specs.tar.xz") as archive:
+        archive.extract("openai.yaml", tmp_path, filter="data")
+    settings = Settings(embedder="none", retrieval="keyword")
+    with KnowledgeBase.open(tmp_path / "kb.db", settings) as kb:
+        assert kb.ingest(tmp_path / "openai.yaml", source="openai").ok
+        paused = kb.search("pause a batch", limit=3)
+        assert paused.hits[0].path == "/fine_tuning/jobs/{fine_tuning_job_id}/pause"
+        assert (paused.verdict.kind, paused.verdict.reason) == ("clarify", "near_miss")
+        assert paused.verdict.options[0].doc_id == paused.hits[0].doc_id
+        assert "batch" in paused.verdict.message
+        deleted = kb.search("delete an audit log", limit=3)
+        assert deleted.hits[0].path == "/organization/audit_logs"
+        assert (deleted.verdict.kind, deleted.verdict.reason) == ("clarify", "near_miss")
+        assert "does a list" in deleted.verdict.message
+        for question, path in (
+            ("pause a fine-tuning job", "/fine_tuning/jobs/{fine_tuning_job_id}/pause"),
+            ("cancel a batch", "/batches/{batch_id}/cancel"),
+            ("list the files of a vector store", "/vector_stores/{vector_store_id}/files"),
+        ):
+            r = kb.search(question, limit=3)
+            assert (r.verdict.kind, r.hits[0].path) == ("answer", path), question
+
+
 def _forget_lexicon() -> None:
     lexicon.forget()
 

@@ -318,6 +318,15 @@ def asked_kinds(tokens: Sequence[str]) -> frozenset[str]:
     return frozenset(asked)
 
 
+def opening_kinds(words: Sequence[str]) -> tuple[str, ...]:
+    """Operation kinds the first of ``words`` stands for, or its first two as one verb
+    ("set up" → create): the verb a request opens with, not every verb it holds."""
+    pair = _OPERATION_PHRASES.get(tuple(w.lower() for w in words[:2]))  # type: ignore[arg-type]
+    if pair:
+        return (pair,)
+    return operation_kinds(words[0]) if words else ()
+
+
 # A question that opens with one of these asks about state, not for a change.
 _QUESTION_WORDS = frozenset(
     {"what", "which", "who", "whom", "whose", "when", "where", "why", "whether", "how"}
@@ -684,6 +693,7 @@ __all__ = [
     "is_version",
     "noun_forms",
     "object_head",
+    "opening_kinds",
     "operation_fit",
     "operation_in_id",
     "operation_kind",

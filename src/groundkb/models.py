@@ -29,6 +29,7 @@ VerdictReason = Literal[
     "ambiguous",
     "weak",
     "no_title_or_keyword_hit",
+    "near_miss",
     # no_match
     "empty_query",
     "no_hits",

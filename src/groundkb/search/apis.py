@@ -38,15 +38,17 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..analyze.lexicon import english_verbs
-from ..analyze.text import STOP_WORDS, singular
+from ..analyze.text import STOP_WORDS, singular, tokenize
 from ..apinames import (
     CRUD_KINDS,
+    OperationFit,
     asked_kinds,
     change_verb,
     first_word,
     is_param,
     is_version,
     object_head,
+    opening_kinds,
     operation_fit,
     operation_kinds,
     path_resources,
@@ -330,6 +332,77 @@ def operation_factor(
     """
     path = doc.id.partition(" ")[2]  # api document ids are "{spec}:{METHOD} {path}"
     fit = operation_fit(tokens, path, doc.operation_kind)
+    asked = _asked(tokens, doc, path, fit, index)
+    factor = weights.parent**fit.unnamed_parents
+    if asked:
+        factor *= 1 + weights.kind_boost
+    if fit.resource:
+        factor *= weights.resource
+    if superseded:
+        factor *= weights.superseded
+    if weights.context != 1.0 and index is not None:
+        factor *= weights.context ** index.missing_share(tokens, doc.source)
+    if weights.read != 1.0 and doc.operation_kind in ("read", "list", "search", "watch"):
+        verb = _change_verb(tuple(tokens))
+        if verb and not (index is not None and singular(verb) in index.by_name):
+            factor *= weights.read  # "close an issue" asks for no read; "account history" does
+    return factor
+
+
+# The kinds a near miss is told by: a list and a read both read, and ranking tells them
+# apart; a near miss does another thing altogether.
+_FAMILY = {
+    "create": "create",
+    "read": "read",
+    "list": "read",
+    "update": "update",
+    "delete": "delete",
+}
+
+
+def near_miss(tokens: Sequence[str], doc: DocSummary, index: ApiIndex) -> str:
+    """Why the API operation ``doc``, though it ranks first, is not what a question of
+    ``tokens`` asks for, or '' when nothing says so. Two things do:
+
+    - the question's verb asks for one of create, read (or list), update and delete,
+      and the operation does another of them, none of its own actions asked ("delete an
+      audit log": ``GET /organization/audit_logs`` lists);
+    - the question names resources of the index, and the operation's title and path
+      name none of them ("delete a price": ``DELETE /v1/products/{id}``; "pause a
+      batch": ``POST /fine_tuning/jobs/{id}/pause``).
+
+    Both are the shape of an operation the API does not have: an action and a resource
+    the spec both has, but not together. The verdict does not answer from such a hit
+    (``verdict.near_miss``).
+    """
+    path = doc.id.partition(" ")[2]
+    content = [t for t in tokens if t not in STOP_WORDS]
+    wanted = {_FAMILY[k] for k in opening_kinds(content) if k in _FAMILY}
+    own = _FAMILY.get(doc.operation_kind)
+    if wanted and own and own not in wanted:
+        fit = operation_fit(tokens, path, doc.operation_kind)
+        if not _asked(tokens, doc, path, fit, index):
+            return f"it does a {doc.operation_kind}, not the {' or '.join(sorted(wanted))} asked"
+    nouns = query_nouns(tuple(tokens))
+    named = {n for n in nouns.names if len(n) > 2 and n in index.by_name}
+    if named and not named & _own_names(doc.title, path):
+        words = [t for t in content if singular(t) in named] or sorted(named)
+        return f"its title and path name no {' or '.join(words)}"
+    return ""
+
+
+@lru_cache(maxsize=256)
+def _own_names(title: str, path: str) -> frozenset[str]:
+    """The names an operation's title and path hold, formed as a question's are
+    (``QueryNouns``: runs of up to three words, the last singular)."""
+    literal = [w for seg in path_segments(path) if not is_param(seg) for w in split_words(seg)]
+    return query_nouns(tuple(tokenize(title))).names | query_nouns(tuple(literal)).names
+
+
+def _asked(
+    tokens: Sequence[str], doc: DocSummary, path: str, fit: OperationFit, index: ApiIndex | None
+) -> bool:
+    """Whether the question asks for the operation's action (see operation_factor)."""
     # "create a customer": an operation that creates something under the customer
     # creates, but not what was asked for (an action named by the verb still is)
     asked = fit.kind and not fit.on_parent
@@ -356,20 +429,7 @@ def operation_factor(
         asked = False  # "delete service account" asks for one, not the whole collection
     if asked and fit.off_object and index is not None and index.names_object(tokens):
         asked = False  # "add a message to a thread" creates no thread
-    factor = weights.parent**fit.unnamed_parents
-    if asked:
-        factor *= 1 + weights.kind_boost
-    if fit.resource:
-        factor *= weights.resource
-    if superseded:
-        factor *= weights.superseded
-    if weights.context != 1.0 and index is not None:
-        factor *= weights.context ** index.missing_share(tokens, doc.source)
-    if weights.read != 1.0 and doc.operation_kind in ("read", "list", "search", "watch"):
-        verb = _change_verb(tuple(tokens))
-        if verb and not (index is not None and singular(verb) in index.by_name):
-            factor *= weights.read  # "close an issue" asks for no read; "account history" does
-    return factor
+    return asked
 
 
 @lru_cache(maxsize=256)

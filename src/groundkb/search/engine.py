@@ -57,6 +57,7 @@ from ..refreshing import Refreshing
 from ..settings import Settings
 from ..store.base import KeywordMatch, Store, chunk_key
 from .apis import ApiWeights, operation_factor
+from .apis import near_miss as api_near_miss
 from .background import KEYWORD_ONLY, PendingVectors, background
 from .candidates import COMMON_MIN_CHUNKS, COMMON_RATIO, candidate_query, clause_df, correction
 from .commands import CommandIndex
@@ -77,6 +78,7 @@ from .verdict import (
     measure,
     model_doubts,
     model_from_settings,
+    near_miss,
 )
 
 if TYPE_CHECKING:
@@ -622,6 +624,10 @@ class Searcher:
         signals = measure(parsed, stats, scored, families, bool(matches), firsts, meanings)
         deprecated = self._current().apis.deprecated
         verdict, signals = decide(parsed, signals, model, bool(matches), deprecated)
+        if verdict.reason in ("strong_match", "semantic_match", "dominant_match"):
+            lead = signals.meanings[0].lead
+            if why := self._near_miss(lead.match, parsed):
+                verdict = near_miss(verdict, lead, signals, why, deprecated)
         if none_answers and verdict.reason in ("strong_match", "semantic_match", "dominant_match"):
             verdict = model_doubts(verdict, scored[0], signals, deprecated)
         if verdict.reason in ("definition", "exact_title"):
@@ -796,6 +802,13 @@ class Searcher:
         apis = self._current().apis
         weights = self._api_weights()
         return operation_factor(parsed.asked, m.doc, m.doc_id in apis.superseded, weights, apis)
+
+    def _near_miss(self, m: KeywordMatch, parsed: ParsedQuery) -> str:
+        """Why the API operation ``m`` is not what the question asks (``apis.near_miss``),
+        or '' (also for any other document)."""
+        if not m.doc.operation_kind:
+            return ""
+        return api_near_miss(parsed.asked, m.doc, self._current().apis)
 
     def _api_weights(self) -> ApiWeights:
         """The constants of ``apis.operation_factor`` from the settings, built once per

@@ -38,7 +38,10 @@ threshold → answer (strong_match, or semantic_match when the cosine decided); 
 top meaning with ``P(answer)`` at or above the lower ``dominant`` threshold → answer
 (dominant_match: the other candidates explain only part of what it explains);
 else clarify: ambiguous with the competing meanings as options, or weak ("is this what
-you mean?"), or no_title_or_keyword_hit when only body text matched. The thresholds are
+you mean?"), or no_title_or_keyword_hit when only body text matched. An answer from an
+API operation that does another action than the question's verb asks, or names none of
+the resources the question names, becomes a clarify (near_miss): the shape of an
+operation the API does not have. The thresholds are
 chosen so that false answers on unanswerable development questions stay at or below 2 %.
 """
 
@@ -387,6 +390,24 @@ def model_doubts(
         "result that answers; ask the user before answering from it.",
         (option,),
         (*verdict.evidence, "rerank model: no result answers"),
+    )
+
+
+def near_miss(
+    verdict: Verdict, top: Scored, signals: Signals, why: str, deprecated: Collection[str] = ()
+) -> Verdict:
+    """The clarify that replaces an answer from an API operation that does not do what
+    the question asks (``apis.near_miss``: another action, or no resource the question
+    names): the API may have no such operation, and its nearest one is no answer."""
+    option = _option(top, deprecated)
+    return Verdict(
+        "clarify",
+        round(signals.scope * (1 - signals.answer), 4),
+        "near_miss",
+        f"The nearest operation is {option.label}, but {why}: the API may have no "
+        "operation that does what was asked. Ask the user before answering from it.",
+        (option,),
+        (*verdict.evidence, f"near miss: {why}"),
     )
 
 
