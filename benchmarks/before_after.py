@@ -5,7 +5,7 @@ folder of another checkout, e.g. ``git worktree add /tmp/base HEAD~3``):
 
 - ``verdicts.py``: the Orbit verdict set, the Kubernetes/Twilio API questions and the
   BEIR sets, keyword and hybrid (verdicts and nDCG@10);
-- ``api_questions.py``: the held-out API questions, all eight batches, each API alone
+- ``api_questions.py``: the held-out API questions, all nine batches, each API alone
   and all eight in one index;
 - ``python_docs_verdicts.py``: the Python docs and Git's manual (each skipped with a
   message when its Debian package is missing) and Flask's docs (vendored; an older code
@@ -19,9 +19,9 @@ changed.
 
     python benchmarks/before_after.py --base /tmp/base/src --out /tmp/stop
 
-``--only verdicts,api1`` runs a subset (api2 … api8: the second to eighth batches; the
-fourth to eighth ask only the six held-out APIs, the seventh and eighth for operations
-the APIs do not have);
+``--only verdicts,api1`` runs a subset (api2 … api9: the second to ninth batches; the
+fourth to ninth ask only the six held-out APIs, the seventh to ninth for operations the
+APIs do not have);
 ``--compare`` only prints the table of an earlier run.
 """
 
@@ -73,7 +73,7 @@ RUNS: dict[str, list[str]] = {
             "--out",
             "{out}",
         ]
-        for n in (4, 5, 6, 7, 8)
+        for n in (4, 5, 6, 7, 8, 9)
     },
     "py": ["python_docs_verdicts.py", "--site", "python", "--json", "{out}"],
     "git": ["python_docs_verdicts.py", "--site", "git", "--json", "{out}"],
@@ -125,7 +125,7 @@ def compare(before: Path, after: Path) -> Iterator[str]:
                 parts = "; ".join(f"{k} {_change(x[k], y.get(k))}" for k in keys)
                 yield f"- {mode} {name}: {parts}"
         yield ""
-    batches = [(f"api{n}", f"batch {n}") for n in range(1, 9)]
+    batches = [(f"api{n}", f"batch {n}") for n in range(1, 10)]
     for file, title in ((f, f"held-out API {t}") for f, t in batches):
         b, a = _load(before / f"{file}.json"), _load(after / f"{file}.json")
         if not (b and a):

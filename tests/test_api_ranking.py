@@ -454,8 +454,9 @@ def test_an_operation_the_api_does_not_have_is_a_near_miss_not_an_answer(
     tmp_path: Path,
 ) -> None:
     """OpenAI's spec pauses fine-tuning jobs and cancels batches; it neither pauses
-    batches nor deletes audit logs. Its nearest operations rank first and are offered,
-    not answered from; the operations it has are answered."""
+    batches nor deletes audit logs, and cancels a vector store's file batches but not
+    the store. Its nearest operations rank first and are offered, not answered from; the
+    operations it has are answered."""
     with tarfile.open(ROOT / "benchmarks" / "data" / "openapi" / "specs.tar.xz") as archive:
         archive.extract("openai.yaml", tmp_path, filter="data")
     settings = Settings(embedder="none", retrieval="keyword")
@@ -470,9 +471,18 @@ def test_an_operation_the_api_does_not_have_is_a_near_miss_not_an_answer(
         assert deleted.hits[0].path == "/organization/audit_logs"
         assert (deleted.verdict.kind, deleted.verdict.reason) == ("clarify", "near_miss")
         assert "does a list" in deleted.verdict.message
+        # OpenAI cancels a vector store's file batches, not vector stores
+        held = kb.search("cancel a vector store", limit=3)
+        assert held.hits[0].path.endswith("/file_batches/{batch_id}/cancel")
+        assert (held.verdict.kind, held.verdict.reason) == ("clarify", "near_miss")
+        assert "file batch of a vector store" in held.verdict.message
         for question, path in (
             ("pause a fine-tuning job", "/fine_tuning/jobs/{fine_tuning_job_id}/pause"),
             ("cancel a batch", "/batches/{batch_id}/cancel"),
+            (
+                "cancel a file batch of a vector store",
+                "/vector_stores/{vector_store_id}/file_batches/{batch_id}/cancel",
+            ),
             ("list the files of a vector store", "/vector_stores/{vector_store_id}/files"),
         ):
             r = kb.search(question, limit=3)

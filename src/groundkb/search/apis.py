@@ -42,6 +42,7 @@ from ..analyze.text import STOP_WORDS, singular, tokenize
 from ..apinames import (
     CRUD_KINDS,
     OperationFit,
+    QueryNouns,
     asked_kinds,
     change_verb,
     first_word,
@@ -388,7 +389,48 @@ def near_miss(tokens: Sequence[str], doc: DocSummary, index: ApiIndex) -> str:
     if named and not named & _own_names(doc.title, path):
         words = [t for t in content if singular(t) in named] or sorted(named)
         return f"its title and path name no {' or '.join(words)}"
-    return ""
+    return _under_object(tokens, content, doc, path, nouns, index)
+
+
+def _under_object(
+    tokens: Sequence[str],
+    content: Sequence[str],
+    doc: DocSummary,
+    path: str,
+    nouns: QueryNouns,
+    index: ApiIndex,
+) -> str:
+    """Why an operation that does the request's verb does it to something the resource
+    named holds, not to that resource ("cancel a customer": ``DELETE
+    /customers/{customer}/subscriptions/{id}``; "pin an issue": ``PUT
+    /issues/comments/{id}/pin``), or ''. The thing acted on is the path's last
+    resource, or the one before it when the last is the verb's own ("merge a pull
+    request": ``…/pulls/{n}/merge`` merges the pull request; "follow a playlist":
+    ``…/playlists/{id}/followers``)."""
+    verb = singular(content[0]) if content else ""
+    if not verb or verb not in index.actions.get(doc.id, ()):
+        return ""
+    chain = path_resources(path)
+    if chain and _of_verb(chain[-1], verb, nouns):
+        chain = chain[:-1]
+    if len(chain) < 2 or set(_name_suffixes(chain[-1])) & nouns.names:
+        return ""  # nothing under anything, or the thing acted on is named
+    head = object_head(tuple(tokens))
+    thing = singular(head[-1]) if head else ""
+    if not thing or not any(thing in _name_suffixes(r) for r in chain[:-1]):
+        return ""  # the verb's object is no resource the operation's is under
+    asked = " ".join(head)
+    return f"it acts on the {chain[-1].replace('_', ' ')} of a {asked}, not on the {asked}"
+
+
+def _of_verb(resource: str, verb: str, nouns: QueryNouns) -> bool:
+    """Whether a path's resource is its verb's own: the action itself (``…/merge``),
+    or a noun formed from it (``…/followers``, ``…/dismissals``); an "un" verb undoes
+    its base's ("unfollow a playlist": ``DELETE …/followers``)."""
+    base = verb[2:] if verb.startswith("un") and len(verb) > 4 else verb
+    return any(resource.startswith(v) or v.startswith(resource) for v in {verb, base}) or (
+        resource in nouns.derived
+    )
 
 
 @lru_cache(maxsize=256)
