@@ -47,6 +47,22 @@ def kw(tmp_path: Path) -> Iterator[KnowledgeBase]:
     kb.close()
 
 
+@pytest.fixture(scope="module")
+def openai_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    """OpenAI's real spec (benchmarks/data/openapi), keyword search, ingested once."""
+    folder = tmp_path_factory.mktemp("openai")
+    with tarfile.open(ROOT / "benchmarks" / "data" / "openapi" / "specs.tar.xz") as archive:
+        archive.extract("openai.yaml", folder, filter="data")
+    settings = Settings(embedder="none", retrieval="keyword")
+    with KnowledgeBase.open(folder / "kb.db", settings) as kb:
+        assert kb.ingest(folder / "openai.yaml", source="openai").ok
+        yield kb
+
+
+# the kind boost alone: a factor of 1.5 says the question asks for the operation's action
+KIND_ONLY = ApiWeights(kind_boost=0.5, resource=1.0, parent=1.0, superseded=1.0)
+
+
 def test_one_singulariser_serves_the_index_and_the_api_names() -> None:
     for plural, one in [("statuses", "status"), ("aliases", "alias"), ("analyses", "analysis"),
                         ("policies", "policy"), ("sizes", "size"), ("metrics", "metric"),
@@ -263,7 +279,7 @@ def test_a_question_for_all_of_a_resource_asks_for_no_single_one() -> None:
     )
     many = _summary("d:GET /v2/projects", "List All Projects", "list", "projects_list")
     index = ApiIndex.build([one, many])
-    weights = ApiWeights(kind_boost=0.5, resource=1.0, parent=1.0, superseded=1.0)
+    weights = KIND_ONLY
     everything = ("show", "all", "my", "projects")
     assert operation_factor(everything, many, False, weights, index) == 1.5
     assert operation_factor(everything, one, False, weights, index) == 1.0
@@ -280,7 +296,7 @@ def test_a_question_for_one_item_asks_for_no_list() -> None:
     )
     many = _summary("s:GET /v1/refunds", "Returns a list of refunds", "list", "GetRefunds")
     index = ApiIndex.build([one, many])
-    weights = ApiWeights(kind_boost=0.5, resource=1.0, parent=1.0, superseded=1.0)
+    weights = KIND_ONLY
     for question in (
         ("get", "refunds"),  # the operation's own words ("GetRefunds") ask for the list
         ("get", "a", "refund"),
@@ -322,7 +338,7 @@ def test_where_the_object_goes_is_not_what_the_verb_asks_for() -> None:
         "o:POST /threads/{thread_id}/messages", "Create a message.", "create", "createMessage"
     )
     index = ApiIndex.build([threads, messages])
-    weights = ApiWeights(kind_boost=0.5, resource=1.0, parent=1.0, superseded=1.0)
+    weights = KIND_ONLY
     add = ("add", "a", "message", "to", "a", "thread")
     assert operation_factor(add, messages, False, weights, index) == 1.5
     assert operation_factor(add, threads, False, weights, index) == 1.0
@@ -353,7 +369,7 @@ def test_one_of_a_resource_is_not_asked_of_the_operation_on_all_of_them() -> Non
                    "deleteCoreV1NamespacedServiceAccount")  # fmt: skip
     index = ApiIndex.build([all_of_them, one])
     assert index.collective == {all_of_them.id}
-    weights = ApiWeights(kind_boost=0.5, resource=1.0, parent=1.0, superseded=1.0)
+    weights = KIND_ONLY
     for question in (("delete", "service", "account"), ("delete", "a", "service", "account")):
         assert operation_factor(question, one, False, weights, index) == 1.5, question
         assert operation_factor(question, all_of_them, False, weights, index) == 1.0, question
@@ -432,18 +448,13 @@ def test_saying_one_item_moves_the_ranking_toward_its_read(
         assert lead(question) > 1.1 * plain, question
 
 
-def test_where_the_verbs_object_goes_picks_the_operation(tmp_path: Path) -> None:
-    """OpenAI's spec (benchmarks/data/openapi): a message added to a thread is created
-    under the thread, not as one; a thread created with a message is a thread."""
-    with tarfile.open(ROOT / "benchmarks" / "data" / "openapi" / "specs.tar.xz") as archive:
-        archive.extract("openai.yaml", tmp_path, filter="data")
-    settings = Settings(embedder="none", retrieval="keyword")
-    with KnowledgeBase.open(tmp_path / "kb.db", settings) as kb:
-        assert kb.ingest(tmp_path / "openai.yaml", source="openai").ok
-        first = {
-            q: kb.search(q, limit=1).hits[0].path
-            for q in ("add a message to a thread", "create a thread with an initial message")
-        }
+def test_where_the_verbs_object_goes_picks_the_operation(openai_kb: KnowledgeBase) -> None:
+    """OpenAI's spec: a message added to a thread is created under the thread, not as
+    one; a thread created with a message is a thread."""
+    first = {
+        q: openai_kb.search(q, limit=1).hits[0].path
+        for q in ("add a message to a thread", "create a thread with an initial message")
+    }
     assert first == {
         "add a message to a thread": "/threads/{thread_id}/messages",
         "create a thread with an initial message": "/threads",
@@ -451,42 +462,38 @@ def test_where_the_verbs_object_goes_picks_the_operation(tmp_path: Path) -> None
 
 
 def test_an_operation_the_api_does_not_have_is_a_near_miss_not_an_answer(
-    tmp_path: Path,
+    openai_kb: KnowledgeBase,
 ) -> None:
     """OpenAI's spec pauses fine-tuning jobs and cancels batches; it neither pauses
     batches nor deletes audit logs, and cancels a vector store's file batches but not
     the store. Its nearest operations rank first and are offered, not answered from; the
     operations it has are answered."""
-    with tarfile.open(ROOT / "benchmarks" / "data" / "openapi" / "specs.tar.xz") as archive:
-        archive.extract("openai.yaml", tmp_path, filter="data")
-    settings = Settings(embedder="none", retrieval="keyword")
-    with KnowledgeBase.open(tmp_path / "kb.db", settings) as kb:
-        assert kb.ingest(tmp_path / "openai.yaml", source="openai").ok
-        paused = kb.search("pause a batch", limit=3)
-        assert paused.hits[0].path == "/fine_tuning/jobs/{fine_tuning_job_id}/pause"
-        assert (paused.verdict.kind, paused.verdict.reason) == ("clarify", "near_miss")
-        assert paused.verdict.options[0].doc_id == paused.hits[0].doc_id
-        assert "batch" in paused.verdict.message
-        deleted = kb.search("delete an audit log", limit=3)
-        assert deleted.hits[0].path == "/organization/audit_logs"
-        assert (deleted.verdict.kind, deleted.verdict.reason) == ("clarify", "near_miss")
-        assert "does a list" in deleted.verdict.message
-        # OpenAI cancels a vector store's file batches, not vector stores
-        held = kb.search("cancel a vector store", limit=3)
-        assert held.hits[0].path.endswith("/file_batches/{batch_id}/cancel")
-        assert (held.verdict.kind, held.verdict.reason) == ("clarify", "near_miss")
-        assert "file batch of a vector store" in held.verdict.message
-        for question, path in (
-            ("pause a fine-tuning job", "/fine_tuning/jobs/{fine_tuning_job_id}/pause"),
-            ("cancel a batch", "/batches/{batch_id}/cancel"),
-            (
-                "cancel a file batch of a vector store",
-                "/vector_stores/{vector_store_id}/file_batches/{batch_id}/cancel",
-            ),
-            ("list the files of a vector store", "/vector_stores/{vector_store_id}/files"),
-        ):
-            r = kb.search(question, limit=3)
-            assert (r.verdict.kind, r.hits[0].path) == ("answer", path), question
+    kb = openai_kb
+    paused = kb.search("pause a batch", limit=3)
+    assert paused.hits[0].path == "/fine_tuning/jobs/{fine_tuning_job_id}/pause"
+    assert (paused.verdict.kind, paused.verdict.reason) == ("clarify", "near_miss")
+    assert paused.verdict.options[0].doc_id == paused.hits[0].doc_id
+    assert "batch" in paused.verdict.message
+    deleted = kb.search("delete an audit log", limit=3)
+    assert deleted.hits[0].path == "/organization/audit_logs"
+    assert (deleted.verdict.kind, deleted.verdict.reason) == ("clarify", "near_miss")
+    assert "does a list" in deleted.verdict.message
+    # OpenAI cancels a vector store's file batches, not vector stores
+    held = kb.search("cancel a vector store", limit=3)
+    assert held.hits[0].path.endswith("/file_batches/{batch_id}/cancel")
+    assert (held.verdict.kind, held.verdict.reason) == ("clarify", "near_miss")
+    assert "file batch of a vector store" in held.verdict.message
+    for question, path in (
+        ("pause a fine-tuning job", "/fine_tuning/jobs/{fine_tuning_job_id}/pause"),
+        ("cancel a batch", "/batches/{batch_id}/cancel"),
+        (
+            "cancel a file batch of a vector store",
+            "/vector_stores/{vector_store_id}/file_batches/{batch_id}/cancel",
+        ),
+        ("list the files of a vector store", "/vector_stores/{vector_store_id}/files"),
+    ):
+        r = kb.search(question, limit=3)
+        assert (r.verdict.kind, r.hits[0].path) == ("answer", path), question
 
 
 def _forget_lexicon() -> None:
@@ -612,7 +619,7 @@ def test_an_operation_under_the_resource_a_question_acts_on_is_not_what_it_asks(
         "PostCustomersCustomerSubscriptions",
     )
     index = ApiIndex.build([customers, subscriptions])
-    weights = ApiWeights(kind_boost=0.5, resource=1.0, parent=1.0, superseded=1.0)
+    weights = KIND_ONLY
     create = ("create", "a", "customer")
     assert operation_factor(create, customers, False, weights, index) == 1.5
     # it creates too (its kind and its summary's verb), but creates a subscription

@@ -71,6 +71,7 @@ from .rescore import Prepared, Ranked, bm25f, prepare, title_match
 from .snapshot import kept_or_built
 from .special import command_result, compared, compared_answer, multi_intent
 from .verdict import (
+    SCORED_ANSWERS,
     ClauseStat,
     Scored,
     Signals,
@@ -624,12 +625,12 @@ class Searcher:
         signals = measure(parsed, stats, scored, families, bool(matches), firsts, meanings)
         deprecated = self._current().apis.deprecated
         verdict, signals = decide(parsed, signals, model, bool(matches), deprecated)
-        if verdict.reason in ("strong_match", "semantic_match", "dominant_match"):
+        if verdict.reason in SCORED_ANSWERS:
             lead = signals.meanings[0].lead
             if why := self._near_miss(lead.match, parsed):
                 verdict = near_miss(verdict, lead, signals, why, deprecated)
-        if none_answers and verdict.reason in ("strong_match", "semantic_match", "dominant_match"):
-            verdict = model_doubts(verdict, scored[0], signals, deprecated)
+            elif none_answers:
+                verdict = model_doubts(verdict, scored[0], signals, deprecated)
         if verdict.reason in ("definition", "exact_title"):
             scored = lead_first(scored)
         hits = [

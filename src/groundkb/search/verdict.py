@@ -376,20 +376,25 @@ def _short_of(model: Logistic, values: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(f"{_LABELS.get(k, k)} {values.get(k, 0.0):.2f} (−)" for _, k in costs[:3])
 
 
+# Answers the calibrated models decided (not an exact name, a command or a definition):
+# the ones a later look may doubt.
+SCORED_ANSWERS = frozenset({"strong_match", "semantic_match", "dominant_match"})
+
+
 def model_doubts(
     verdict: Verdict, top: Scored, signals: Signals, deprecated: Collection[str] = ()
 ) -> Verdict:
     """The clarify that replaces an answer when the rerank model says none of the
     results answers: ask before answering from the top hit."""
-    option = _option(top, deprecated)
-    return Verdict(
-        "clarify",
-        round(signals.scope * (1 - signals.answer), 4),
+    return _doubted(
+        verdict,
+        top,
+        signals,
         "weak",
-        f"I think you mean {option.label} — is that right? The rerank model found no "
-        "result that answers; ask the user before answering from it.",
-        (option,),
-        (*verdict.evidence, "rerank model: no result answers"),
+        "I think you mean {option} — is that right? The rerank model found no result that "
+        "answers; ask the user before answering from it.",
+        "rerank model: no result answers",
+        deprecated,
     )
 
 
@@ -397,17 +402,41 @@ def near_miss(
     verdict: Verdict, top: Scored, signals: Signals, why: str, deprecated: Collection[str] = ()
 ) -> Verdict:
     """The clarify that replaces an answer from an API operation that does not do what
-    the question asks (``apis.near_miss``: another action, or no resource the question
-    names): the API may have no such operation, and its nearest one is no answer."""
+    the question asks (``apis.near_miss``: another action, no resource the question
+    names, or something the named resource holds): the API may have no such operation,
+    and its nearest one is no answer."""
+    return _doubted(
+        verdict,
+        top,
+        signals,
+        "near_miss",
+        f"The nearest operation is {{option}}, but {why}: the API may have no operation "
+        "that does what was asked. Ask the user before answering from it.",
+        f"near miss: {why}",
+        deprecated,
+    )
+
+
+def _doubted(
+    verdict: Verdict,
+    top: Scored,
+    signals: Signals,
+    reason: VerdictReason,
+    message: str,
+    doubt: str,
+    deprecated: Collection[str],
+) -> Verdict:
+    """An answer turned into a clarify that offers its top hit (``{option}`` in
+    ``message``), as sure as a clarify ``decide`` gives: P(scope) · (1 − P(answer)),
+    with ``doubt`` added to its evidence."""
     option = _option(top, deprecated)
     return Verdict(
         "clarify",
         round(signals.scope * (1 - signals.answer), 4),
-        "near_miss",
-        f"The nearest operation is {option.label}, but {why}: the API may have no "
-        "operation that does what was asked. Ask the user before answering from it.",
+        reason,
+        message.format(option=option.label),
         (option,),
-        (*verdict.evidence, f"near miss: {why}"),
+        (*verdict.evidence, doubt),
     )
 
 
