@@ -3,8 +3,9 @@
 For the Orbit verdict set and the Kubernetes/Twilio API questions: verdict accuracy,
 confusion matrix, false answers on questions that have none, the share of answerable
 questions answered with a relevant top hit, and the precision of the answers. For the
-retrieval sets (SciFact, TorchHub, TF Hub, tldr descriptions, tldr pages): the share
-answered, the precision of those answers, hit@1 and nDCG@10. Keyword and hybrid mode.
+retrieval sets (SciFact, TorchHub, TF Hub, tldr descriptions, their held-out twin
+written by ``tldr_heldout.py``, tldr pages): the share answered, the precision of those
+answers, hit@1 and nDCG@10. Keyword and hybrid mode.
 
 Only ``KnowledgeBase.open/ingest/search`` is used, so the same script measures an
 earlier version (``PYTHONPATH=other/src``) on the same indexes for a before/after.
@@ -71,7 +72,7 @@ def verdict_questions(name: str) -> Iterator[tuple[str, str, set[str], str]]:
             yield query, "answer" if q["relevant"] else "unanswerable", ids, q["kind"]
 
 
-def beir_questions(folder: str) -> Iterator[tuple[str, dict[str, int]]]:
+def beir_questions(folder: str | Path) -> Iterator[tuple[str, dict[str, int]]]:
     root = EVAL / folder
     qrels: dict[str, dict[str, int]] = {}
     for line in (root / "qrels.tsv").read_text().splitlines()[1:]:
@@ -95,7 +96,7 @@ OVERRIDES: dict[str, str] = {}
 
 
 def open_kb(name: str, mode: str, per_doc: int) -> KnowledgeBase:
-    db = CACHE / f"verdict-{name}.db"
+    db = CACHE / f"verdict-{INDEX.get(name, name)}.db"
     if not db.exists():
         raise SystemExit(f"no index {db}: run benchmarks/fit_verdict.py once to build it")
     settings = Settings(
@@ -143,7 +144,7 @@ def run_verdict_set(name: str, mode: str) -> dict[str, Any]:
     }
 
 
-def run_beir(name: str, folder: str, mode: str) -> dict[str, Any]:
+def run_beir(name: str, folder: str | Path, mode: str) -> dict[str, Any]:
     pages = name == "tldr_pages"
     ndcg: list[float] = []
     hit1 = answered = answered_right = 0
@@ -173,13 +174,16 @@ def run_beir(name: str, folder: str, mode: str) -> dict[str, Any]:
     }
 
 
-BEIR = {
+BEIR: dict[str, str | Path] = {
     "scifact": "beir_scifact",
     "torchhub": "gorilla_torchhub",
     "tfhub": "gorilla_tensorflowhub",
     "tldr": "tldr_docprompting_desc_dev",
+    # held out: questions about other pages, asked of the same index (tldr_heldout.py)
+    "tldr_heldout": HERE / "data" / "tldr_heldout",
     "tldr_pages": "tldr_docprompting_desc_dev",
 }
+INDEX = {"tldr_heldout": "tldr"}  # sets searched on another set's index
 
 
 def main() -> int:
