@@ -218,6 +218,31 @@ def test_clarify_carries_the_options_to_ask_about(full_kb: KnowledgeBase) -> Non
     assert all(o in p.system for o in p.options)
 
 
+def test_a_clarify_instruction_says_why_it_asks() -> None:
+    from groundkb.answer.grounding import verdict_instructions
+
+    two = verdict_instructions("clarify", "Ambiguous: do you mean A or B?", ["A", "B"])
+    assert two.startswith("The question is ambiguous: ")
+    assert two.endswith("ask the user which one they mean, offering these options: A; B.")
+    near = verdict_instructions(
+        "clarify", "The nearest operation is Pause a job, but ...", ["Pause a job"], "near_miss"
+    )
+    assert near.startswith("The nearest match may not do what was asked: ")
+    assert near.endswith("ask the user whether they mean Pause a job.")
+    assert "ambiguous" not in near
+    weak = verdict_instructions("clarify", "I think you mean X — is that right?", ["X"], "weak")
+    assert weak.startswith("The best match is uncertain: ") and "ambiguous" not in weak
+
+
+def test_an_option_names_a_title_without_its_closing_full_stop() -> None:
+    from groundkb.models import Option
+
+    assert (
+        Option("f", "Returns a list of files.", "Files").label == "Returns a list of files (Files)"
+    )
+    assert Option("w", "Wait...", "").label == "Wait..."
+
+
 def test_clarify_options_prefer_structured_options_when_a_result_has_them(
     full_kb: KnowledgeBase,
 ) -> None:

@@ -179,10 +179,17 @@ class Option:
 
     @property
     def name(self) -> str:
-        """The command, or the title with the section when there is one."""
+        """The command, or the title with the section when there is one; a title that
+        closes with a full stop ("Pause a fine-tune job.", as some specs write their
+        summaries) is named without it, since its category or a sentence follows."""
         if self.command:
             return f"`{self.command}`"
-        return f"{self.title} > {self.section}" if self.section else self.title
+        title = (
+            self.title[:-1]
+            if self.title.endswith(".") and not self.title.endswith("..")
+            else self.title
+        )
+        return f"{title} > {self.section}" if self.section else title
 
     @property
     def label(self) -> str:

@@ -240,7 +240,7 @@ def _variables(
             "confidence": v.confidence,
             "message": esc(v.message),
         },
-        "verdict_instructions": verdict_instructions(v.kind, esc(v.message), opts),
+        "verdict_instructions": verdict_instructions(v.kind, esc(v.message), opts, v.reason),
         "options": opts,
         "format": fmt,
         "knowledge": ctx.knowledge,
