@@ -474,6 +474,10 @@ def test_an_operation_the_api_does_not_have_is_a_near_miss_not_an_answer(
     assert (paused.verdict.kind, paused.verdict.reason) == ("clarify", "near_miss")
     assert paused.verdict.options[0].doc_id == paused.hits[0].doc_id
     assert "batch" in paused.verdict.message
+    # the spec's summary is "Pause a fine-tune job." (the title drops the full stop)
+    assert paused.hits[0].title == "Pause a fine-tune job"
+    assert paused.verdict.options[0].label == "Pause a fine-tune job (Fine-tuning)"
+    assert "Pause a fine-tune job (Fine-tuning), but" in paused.verdict.message
     deleted = kb.search("delete an audit log", limit=3)
     assert deleted.hits[0].path == "/organization/audit_logs"
     assert (deleted.verdict.kind, deleted.verdict.reason) == ("clarify", "near_miss")

@@ -255,6 +255,41 @@ def test_an_operation_ids_verb_stays_in_its_alias_where_it_is_an_http_method(
     assert (r.verdict.kind, r.hits[0].method) == ("answer", "DELETE")
 
 
+def test_a_summary_that_is_a_paragraph_gives_a_short_title_and_keeps_its_words(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """OpenAI's shape: the summary is the whole description, links and all (up to
+    1,353 characters). Its first sentence is the title; the paragraph is still
+    searched, in the description's place. A summary that opens with a question gives
+    way to what the method and path say; one sentence is the title, without its full
+    stop."""
+    ok = {"200": {"description": "ok"}}
+    upload = (
+        "Creates an intermediate [Upload](/docs/api-reference/uploads/object) object\n"
+        "that you can add [Parts](/docs/api-reference/uploads/part-object) to.\n"
+        "Currently, an Upload can accept at most 8 GB in total and expires after an hour."
+    )
+    spec = {"openapi": "3.0.0", "info": {"title": "Files", "version": "1"}, "paths": {
+        "/uploads": {"post": {"operationId": "createUpload", "responses": ok,
+                              "summary": upload}},
+        "/chat/completions": {"post": {
+            "operationId": "createChatCompletion", "responses": ok,
+            "summary": "**Starting a new project?** We recommend trying "
+                       "[Responses](/docs/api-reference/responses) instead."}},
+        "/files": {"get": {"operationId": "listFiles", "responses": ok,
+                           "summary": "Returns a list of files."}},
+    }}  # fmt: skip
+    (tmp_path / "files.json").write_text(json.dumps(spec))
+    assert kb.ingest(tmp_path / "files.json", source="f").ok
+    up = kb.get("files:POST /uploads")
+    assert up.title == "Creates an intermediate Upload object that you can add Parts to"
+    assert "expires after an hour" in up.content
+    assert kb.get("files:POST /chat/completions").title == "Create a completion"
+    assert kb.get("files:GET /files").title == "Returns a list of files"
+    r = kb.search("how long until an upload expires", limit=3)
+    assert r.hits[0].doc_id == "files:POST /uploads"
+
+
 # ----------------------------------------------------------------------------- graph
 
 

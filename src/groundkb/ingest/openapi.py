@@ -18,9 +18,12 @@ every file it references). A file that is itself a spec is always ingested as on
   name (``openapi``, ``swagger``, ``api``, ``spec``, ``index``…) uses the slug of
   ``info.title`` instead. File names are unique in a folder, titles often are not
   (several Twilio specs share one).
-- ``title``: the summary; else the first sentence of the description when it is
-  short (at most 100 characters); else ``METHOD path``. ``summary``:
-  ``METHOD path — first sentence of the description``.
+- ``title``: the summary when it is one sentence, else its first sentence when that
+  is short (at most 100 characters; the whole summary then opens the description);
+  without a summary, the first sentence of the description when it is short; else what
+  the method and path say ("Create a phone number"), else ``METHOD path``. Links keep
+  their text and a closing full stop goes. ``summary``: ``METHOD path — first sentence
+  of the description``.
 - ``content``: description, parameters (name, in, type, required, description), the
   request body flattened to dotted fields with types and required flags, responses by
   status, response fields, and an example request (a ``curl`` line, also in
@@ -55,7 +58,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..analyze.chunk import chunk_markdown
+from ..analyze.chunk import chunk_markdown, clean_heading
 from ..apigraph import collection_path
 from ..apinames import (
     CRUD_KINDS,
@@ -341,16 +344,46 @@ def _kind_phrase(kind: str, path: str) -> str:
     return template.format(one=one, many=many)
 
 
-def _title(op: Mapping[str, Any], method: str, path: str, kind: str) -> str:
+TITLE_CHARS = 100  # a title longer than this is a paragraph: its first sentence names it
+
+
+def _title(op: Mapping[str, Any], method: str, path: str, kind: str) -> tuple[str, str]:
+    """The operation's title, and the summary's whole text when the title is only part
+    of it ('' when the title is the whole summary, or there is none).
+
+    A summary is the title when it is one sentence. Some specs write a paragraph
+    there (OpenAI's "Creates an intermediate [Upload](…) object that you can add
+    [Parts](…) to. Currently, an Upload can accept…", 1,353 characters at most): its
+    first sentence is the title and the paragraph goes into the description, as a
+    description's first sentence is the title of an operation without a summary. Links
+    keep their text, a closing full stop goes; a first sentence that is long or asks a
+    question ("**Starting a new project?** We recommend…") gives way to what the method
+    and path say ("Create a completion")."""
     summary = op.get("summary")
     if isinstance(summary, str) and summary.strip():
-        return " ".join(summary.split())
+        text = " ".join(clean_heading(" ".join(summary.split())).split())
+        first = _first_sentence(text)
+        if first == text:
+            return _no_stop(text), ""
+        whole = " ".join(html_to_text(summary).split())
+        if first and len(first) <= TITLE_CHARS and not first.endswith("?"):
+            return _no_stop(first), whole
+        return _kind_phrase(kind, path) or f"{method} {path}", whole
     desc = " ".join(html_to_text(str(op.get("description") or "")).split("\n\n", 1)[0].split())
-    m = re.match(r"(.+?[.!?])(?:\s|$)", desc)
-    first = (m.group(1) if m else desc).strip()
-    if first and len(first) <= 100:
-        return first.rstrip(".")
-    return _kind_phrase(kind, path) or f"{method} {path}"
+    first = _first_sentence(desc)
+    if first and len(first) <= TITLE_CHARS:
+        return _no_stop(first), ""
+    return _kind_phrase(kind, path) or f"{method} {path}", ""
+
+
+def _first_sentence(text: str) -> str:
+    m = re.match(r"(.+?[.!?])(?:\s|$)", text)
+    return (m.group(1) if m else text).strip()
+
+
+def _no_stop(title: str) -> str:
+    """``title`` without a closing full stop (an ellipsis stays)."""
+    return title[:-1] if title.endswith(".") and not title.endswith("..") else title
 
 
 def _schema_name(label: str) -> str:
@@ -398,7 +431,7 @@ def _name_words(op_id: str) -> list[str]:
 
 class OpenAPILoader:
     name = "openapi"
-    version = "3"
+    version = "4"
     suffixes: tuple[str, ...] = (".json", ".yaml", ".yml")
 
     def sniff(self, data: bytes) -> bool:
@@ -490,8 +523,11 @@ class OpenAPILoader:
         resources = path_resources(api_path)
         summary_text = op.get("summary")
         has_summary = isinstance(summary_text, str) and bool(summary_text.strip())
-        title = _title(op, upper, api_path, kind)
+        title, whole_summary = _title(op, upper, api_path, kind)
         description = description_text(op.get("description"))
+        if whole_summary and whole_summary not in description:
+            # the paragraph a long summary holds is said, in the description's place
+            description = "\n\n".join(x for x in (whole_summary, description) if x)
         first = short(description, 200) if description else ""
         summary = f"{upper} {api_path}" + (f" — {first}" if first and first != title else "")
         deprecated = op.get("deprecated") is True
