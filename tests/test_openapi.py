@@ -278,6 +278,11 @@ def test_a_summary_that_is_a_paragraph_gives_a_short_title_and_keeps_its_words(
                        "[Responses](/docs/api-reference/responses) instead."}},
         "/files": {"get": {"operationId": "listFiles", "responses": ok,
                            "summary": "Returns a list of files."}},
+        "/runs/{run_id}/submit_tool_outputs": {"post": {
+            "operationId": "submitToolOuputs", "responses": ok,
+            "summary": "When a run has the `status: \"requires_action\"` and its "
+                       "`required_action.type` is `submit_tool_outputs`, this endpoint "
+                       "submits the outputs from the tool calls. They must all be sent."}},
     }}  # fmt: skip
     (tmp_path / "files.json").write_text(json.dumps(spec))
     assert kb.ingest(tmp_path / "files.json", source="f").ok
@@ -286,6 +291,9 @@ def test_a_summary_that_is_a_paragraph_gives_a_short_title_and_keeps_its_words(
     assert "expires after an hour" in up.content
     assert kb.get("files:POST /chat/completions").title == "Create a completion"
     assert kb.get("files:GET /files").title == "Returns a list of files"
+    # the verb the path ends with is not said twice ("Submit a submit tool output")
+    tools = kb.get("files:POST /runs/{run_id}/submit_tool_outputs")
+    assert tools.title == "Submit tool outputs"
     r = kb.search("how long until an upload expires", limit=3)
     assert r.hits[0].doc_id == "files:POST /uploads"
 

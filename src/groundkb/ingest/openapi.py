@@ -338,6 +338,8 @@ def _kind_phrase(kind: str, path: str) -> str:
         words = _words(literal[-2].removesuffix(".json"))  # POST /calls/{sid}/cancel
     if not words:
         return ""
+    if kind not in CRUD_KINDS and words[0] == kind:
+        return " ".join(words).capitalize()  # POST …/submit_tool_outputs: "Submit tool outputs"
     many = " ".join(words)
     one = " ".join([*words[:-1], singular(words[-1])])
     template = _KIND_TITLES.get(kind, kind.replace("_", " ").capitalize() + " a {one}")
@@ -370,7 +372,7 @@ def _title(op: Mapping[str, Any], method: str, path: str, kind: str) -> tuple[st
             return _no_stop(first), whole
         return _kind_phrase(kind, path) or f"{method} {path}", whole
     desc = " ".join(html_to_text(str(op.get("description") or "")).split("\n\n", 1)[0].split())
-    first = _first_sentence(desc)
+    first = clean_heading(_first_sentence(desc))
     if first and len(first) <= TITLE_CHARS:
         return _no_stop(first), ""
     return _kind_phrase(kind, path) or f"{method} {path}", ""
