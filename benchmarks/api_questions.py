@@ -26,7 +26,9 @@ script measures an earlier version of groundkb (``PYTHONPATH=other/src``, with i
         [--before WORDS] [--british] [--gerund] [--out FILE]
 
 Indexes are built once into ``benchmarks/results/tmp/apiq-{label}/`` (embedding takes
-minutes on 2 cores) and reused; ``--fresh`` rebuilds them. The together index is built
+minutes on 2 cores) and reused; ``--fresh`` rebuilds them. An index records the OpenAPI
+loader version that built it, and one built by another version is refused, not
+searched: a label's index is that label's code's. The together index is built
 first; an API alone is a copy of it with the other APIs deleted (the same documents,
 chunks and vectors, not embedded twice). ``--set`` overrides a setting
 for the searches (the fitting script uses it). ``--ask "which endpoint should I use
@@ -53,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from groundkb import KnowledgeBase, Settings
+from groundkb.ingest.openapi import OpenAPILoader
 
 HERE = Path(__file__).resolve().parent
 SHARED = next(
@@ -263,7 +266,14 @@ def build(
     so that its vectors are not computed twice; its documents are re-ingested unchanged.
     """
     info = db.with_suffix(".json")
+    loader = db.with_suffix(".loader")  # the OpenAPI loader version that built it
     if db.exists() and info.exists() and not fresh:
+        built = loader.read_text(encoding="utf-8") if loader.exists() else "unknown"
+        if built != OpenAPILoader.version:
+            raise SystemExit(
+                f"{db} was built by OpenAPI loader version {built}, this code's is "
+                f"{OpenAPILoader.version}: rebuild it (--fresh) or name another --label"
+            )
         return list(json.loads(info.read_text(encoding="utf-8")))
     _remove(db)
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -290,15 +300,16 @@ def build(
             print(f"  {db.parent.name}/{db.stem}: {out[-1]}", file=sys.stderr, flush=True)
     part.rename(db)
     info.write_text(json.dumps(out), encoding="utf-8")
+    loader.write_text(OpenAPILoader.version, encoding="utf-8")
     return out
 
 
-def derive(db: Path, together: Path, api: str) -> list[dict[str, Any]]:
+def derive(db: Path, together: Path, api: str, fresh: bool = False) -> list[dict[str, Any]]:
     """An index of ``api`` alone, from a copy of the together index with the other APIs
     deleted: the same documents, chunks and vectors as one built alone, without
-    embedding them again."""
+    embedding them again (once; ``fresh`` copies the together index again)."""
     info = db.with_suffix(".json")
-    if db.exists() and info.exists():
+    if db.exists() and info.exists() and not fresh:
         return list(json.loads(info.read_text(encoding="utf-8")))
     _remove(db)
     part = db.with_suffix(".part")
@@ -405,8 +416,9 @@ def run(
         if condition == "alone":
             for api in apis:
                 db = cache / f"{api}.db"
-                if together.exists() and (fresh or not db.exists()):
-                    builds[f"alone/{api}"] = derive(db, together, api)
+                if together.exists():
+                    # with --fresh the together index was just rebuilt: copied again
+                    builds[f"alone/{api}"] = derive(db, together, api, fresh)
                 else:  # no together index asked for: build the API alone
                     builds[f"alone/{api}"] = build(db, [api], fresh)
                 for mode in modes:

@@ -3,8 +3,9 @@
 Runs, for each code base in turn (this checkout's ``src`` and ``--base``, the ``src``
 folder of another checkout, e.g. ``git worktree add /tmp/base HEAD~3``):
 
-- ``verdicts.py``: the Orbit verdict set, the Kubernetes/Twilio API questions and the
-  BEIR sets, keyword and hybrid (verdicts and nDCG@10);
+- ``verdicts.py``: the Orbit verdict set, the Kubernetes/Twilio API questions, the
+  BEIR sets and the held-out tldr questions (``tldr_heldout.py``), keyword and hybrid
+  (verdicts and nDCG@10);
 - ``api_questions.py``: the held-out API questions, all nine batches, each API alone
   and all eight in one index;
 - ``python_docs_verdicts.py``: the Python docs and Git's manual (each skipped with a
@@ -116,7 +117,7 @@ def compare(before: Path, after: Path) -> Iterator[str]:
     """The comparison, as Markdown lines."""
     b, a = _load(before / "verdicts.json"), _load(after / "verdicts.json")
     if b and a:
-        yield "## verdicts.py (development sets)"
+        yield "## verdicts.py (development sets, and the held-out tldr questions)"
         yield ""
         for mode in b:
             for name, x in b[mode].items():

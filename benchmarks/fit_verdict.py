@@ -29,7 +29,11 @@ Prints the settings to declare and writes ``benchmarks/results/verdict_fit.json`
     python benchmarks/fit_verdict.py [--modes keyword,hybrid] [--sets ...]
 
 Indexes are built once into ``benchmarks/results/tmp/verdict-*.db`` (embedding the
-largest sets takes minutes on 2 cores) and reused; each set's searches are kept in
+largest sets takes minutes on 2 cores) and reused, their files ingested again each run
+so that an index follows this code's loaders (a file is read again only where its
+loader's version or its bytes changed; ``verdicts.py`` and ``before_after.py`` search
+the indexes as they are, so run this script after a loader changes); each set's
+searches are kept in
 ``verdict-{set}.{mode}.json`` with a fingerprint of the groundkb source
 (``fingerprint.py``) and searched again when the source differs or with ``--fresh``.
 """
@@ -211,6 +215,15 @@ def collect(ds: DevSet, mode: str, fresh: bool = False) -> list[Row]:
     base = Settings(
         db=str(db), embedder="minilm", max_chunks_per_doc=ds.per_doc, fallback_p95_ms=1e12
     )
+    if db.exists() and ds.sources:
+        # an index built by an earlier loader is brought up to this code's: a file's
+        # documents are read again where its loader's version (or the file) changed,
+        # and nothing is done where neither did
+        with KnowledgeBase.open(settings=base.replace(retrieval="hybrid")) as kb:
+            for name, path in ds.sources:
+                report = kb.ingest(path, name)
+                if report.inserted or report.updated or report.deleted:
+                    print(f"  {ds.name}: {name} brought up to date: {report}", file=sys.stderr)
     if not db.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
         part = db.with_suffix(".part")
