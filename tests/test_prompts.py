@@ -222,8 +222,10 @@ def test_a_clarify_instruction_says_why_it_asks() -> None:
     from groundkb.answer.grounding import verdict_instructions
 
     two = verdict_instructions("clarify", "Ambiguous: do you mean A or B?", ["A", "B"])
-    assert two.startswith("The question is ambiguous: ")
+    assert two.startswith("Ambiguous: do you mean A or B?") and two.count("mbiguous") == 1
     assert two.endswith("ask the user which one they mean, offering these options: A; B.")
+    other = verdict_instructions("clarify", "`helios gw` covers a, b; which one?", ["a", "b"])
+    assert other.startswith("The question is ambiguous: `helios gw` covers")
     near = verdict_instructions(
         "clarify", "The nearest operation is Pause a job, but ...", ["Pause a job"], "near_miss"
     )

@@ -75,7 +75,10 @@ def verdict_instructions(
         return text
     if kind == "clarify":
         text = _CLARIFY_OPENING.get(reason, "The question is ambiguous")
-        text += f": {message.rstrip('.')}" if message else ""
+        if message.startswith("Ambiguous:"):
+            text = message.rstrip(".")  # the verdict's own words say it already
+        elif message:
+            text += f": {message.rstrip('.')}"
         if len(options) == 1:
             return text + f". Do not answer yet: ask the user whether they mean {options[0]}."
         text += ". Do not answer yet: ask the user which one they mean"
