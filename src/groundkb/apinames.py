@@ -597,18 +597,22 @@ def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFi
     )
 
 
+def _object_start(words: Sequence[str]) -> int:
+    """Where the object of a request's verb starts: after its first word that is no
+    stop word, and the stop words that follow it."""
+    start = next((i for i, w in enumerate(words) if w not in STOP_WORDS), len(words))
+    return _skip(words, start + 1, STOP_WORDS)
+
+
 @lru_cache(maxsize=256)
 def _verb_object(tokens: tuple[str, ...]) -> tuple[str, ...]:
     """The object of a request's verb: the words after its first word that is no stop
     word, up to the next stop word ("create a customer" → customer; "add a member to a
     channel" → member)."""
     words = [t.lower() for t in tokens]
-    start = next((i for i, w in enumerate(words) if w not in STOP_WORDS), len(words))
-    rest = words[start + 1 :]
-    while rest and rest[0] in STOP_WORDS:
-        rest = rest[1:]
-    end = next((i for i, w in enumerate(rest) if w in STOP_WORDS), len(rest))
-    return tuple(rest[:end])
+    start = _object_start(words)
+    end = next((i for i in range(start, len(words)) if words[i] in STOP_WORDS), len(words))
+    return tuple(words[start:end])
 
 
 @lru_cache(maxsize=256)
@@ -617,10 +621,7 @@ def object_head(tokens: tuple[str, ...]) -> tuple[str, ...]:
     possessive there the thing possessed ("cancel a customer's subscription" →
     subscription; "add a custom cover image to a playlist" → custom cover image)."""
     words = [t.lower() for t in tokens]
-    start = next((i for i, w in enumerate(words) if w not in STOP_WORDS), len(words))
-    i = start + 1
-    while i < len(words) and words[i] in STOP_WORDS:
-        i += 1
+    i = _object_start(words)
     run: list[str] = []
     while i < len(words):
         if words[i] not in STOP_WORDS:

@@ -158,6 +158,12 @@ class Hit:
     deprecated: bool = False  # API operations: its spec marks it deprecated
 
 
+def without_full_stop(title: str) -> str:
+    """``title`` without a closing full stop ("Returns a list of files."); an ellipsis
+    stays."""
+    return title[:-1] if title.endswith(".") and not title.endswith("..") else title
+
+
 @dataclass(frozen=True, slots=True)
 class Option:
     """One thing a clarifying question offers: a distinct meaning among the hits."""
@@ -184,11 +190,7 @@ class Option:
         summaries) is named without it, since its category or a sentence follows."""
         if self.command:
             return f"`{self.command}`"
-        title = (
-            self.title[:-1]
-            if self.title.endswith(".") and not self.title.endswith("..")
-            else self.title
-        )
+        title = without_full_stop(self.title)
         return f"{title} > {self.section}" if self.section else title
 
     @property

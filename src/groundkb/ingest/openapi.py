@@ -72,7 +72,7 @@ from ..apinames import (
     split_words,
 )
 from ..errors import IngestError
-from ..models import Document, Example, FileError
+from ..models import Document, Example, FileError, without_full_stop
 from .base import LoadContext, Loaded, decode_text, finalize
 from .entries import EntriesLoader
 from .oas_schema import (
@@ -366,26 +366,21 @@ def _title(op: Mapping[str, Any], method: str, path: str, kind: str) -> tuple[st
         text = " ".join(clean_heading(" ".join(summary.split())).split())
         first = _first_sentence(text)
         if first == text:
-            return _no_stop(text), ""
+            return without_full_stop(text), ""
         whole = " ".join(html_to_text(summary).split())
         if first and len(first) <= TITLE_CHARS and not first.endswith("?"):
-            return _no_stop(first), whole
+            return without_full_stop(first), whole
         return _kind_phrase(kind, path) or f"{method} {path}", whole
     desc = " ".join(html_to_text(str(op.get("description") or "")).split("\n\n", 1)[0].split())
     first = clean_heading(_first_sentence(desc))
     if first and len(first) <= TITLE_CHARS:
-        return _no_stop(first), ""
+        return without_full_stop(first), ""
     return _kind_phrase(kind, path) or f"{method} {path}", ""
 
 
 def _first_sentence(text: str) -> str:
     m = re.match(r"(.+?[.!?])(?:\s|$)", text)
     return (m.group(1) if m else text).strip()
-
-
-def _no_stop(title: str) -> str:
-    """``title`` without a closing full stop (an ellipsis stays)."""
-    return title[:-1] if title.endswith(".") and not title.endswith("..") else title
 
 
 def _schema_name(label: str) -> str:

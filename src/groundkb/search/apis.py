@@ -363,16 +363,18 @@ _FAMILY = {
 
 def near_miss(tokens: Sequence[str], doc: DocSummary, index: ApiIndex) -> str:
     """Why the API operation ``doc``, though it ranks first, is not what a question of
-    ``tokens`` asks for, or '' when nothing says so. Two things do:
+    ``tokens`` asks for, or '' when nothing says so. Three things do:
 
     - the question's verb asks for one of create, read (or list), update and delete,
       and the operation does another of them, none of its own actions asked ("delete an
       audit log": ``GET /organization/audit_logs`` lists);
     - the question names resources of the index, and the operation's title and path
       name none of them ("delete a price": ``DELETE /v1/products/{id}``; "pause a
-      batch": ``POST /fine_tuning/jobs/{id}/pause``).
+      batch": ``POST /fine_tuning/jobs/{id}/pause``);
+    - the operation does the verb to something the named resource holds
+      (:func:`_under_object`: "cancel a vector store" and its file batches).
 
-    Both are the shape of an operation the API does not have: an action and a resource
+    Each is the shape of an operation the API does not have: an action and a resource
     the spec both has, but not together. The verdict does not answer from such a hit
     (``verdict.near_miss``).
     """

@@ -39,10 +39,11 @@ top meaning with ``P(answer)`` at or above the lower ``dominant`` threshold → 
 (dominant_match: the other candidates explain only part of what it explains);
 else clarify: ambiguous with the competing meanings as options, or weak ("is this what
 you mean?"), or no_title_or_keyword_hit when only body text matched. An answer from an
-API operation that does another action than the question's verb asks, or names none of
-the resources the question names, becomes a clarify (near_miss): the shape of an
-operation the API does not have. The thresholds are
-chosen so that false answers on unanswerable development questions stay at or below 2 %.
+API operation that does another action than the question's verb asks, names none of
+the resources the question names, or does the verb to something the named resource
+holds, becomes a clarify (near_miss): the shape of an operation the API does not have.
+The thresholds are chosen so that false answers on unanswerable development questions
+stay at or below 2 %.
 """
 
 from __future__ import annotations
@@ -410,7 +411,7 @@ def near_miss(
         top,
         signals,
         "near_miss",
-        f"The nearest operation is {{option}}, but {why}: the API may have no operation "
+        "The nearest operation is {option}, but " + why + ": the API may have no operation "
         "that does what was asked. Ask the user before answering from it.",
         f"near miss: {why}",
         deprecated,
@@ -434,7 +435,7 @@ def _doubted(
         "clarify",
         round(signals.scope * (1 - signals.answer), 4),
         reason,
-        message.format(option=option.label),
+        message.replace("{option}", option.label),
         (option,),
         (*verdict.evidence, doubt),
     )
