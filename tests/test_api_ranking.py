@@ -500,6 +500,53 @@ def test_an_operation_the_api_does_not_have_is_a_near_miss_not_an_answer(
         assert (r.verdict.kind, r.hits[0].path) == ("answer", path), question
 
 
+def test_an_operation_that_acts_on_another_thing_is_a_near_miss(
+    kw: KnowledgeBase, tmp_path: Path
+) -> None:
+    """GitHub's and Slack's shapes: the API deletes workflow *runs*, releases
+    subscription *schedules* and pins items *to* a channel, never the workflow, the
+    subscription or the channel; the operation that does the verb names the thing asked
+    for but acts on another, so it is offered, not answered from. The operations that
+    act on what is asked are answered."""
+    ok = {"200": {"description": "ok"}}
+
+    def op(op_id: str, summary: str) -> dict[str, Any]:
+        return {"operationId": op_id, "summary": summary, "responses": ok}
+
+    flows = "/repos/{owner}/{repo}/actions/workflows/{workflow_id}"
+    paths: dict[str, Any] = {
+        "/repos/{owner}/{repo}/actions/runs/{run_id}": {
+            "delete": op("actions/delete-workflow-run", "Delete a workflow run")},
+        flows: {"get": op("actions/get-workflow", "Get a workflow")},
+        f"{flows}/disable": {"put": op("actions/disable-workflow", "Disable a workflow")},
+        "/subscriptions/{subscription}": {
+            "get": op("GetSubscription", "Retrieve a subscription")},
+        "/subscription_schedules/{schedule}/release": {
+            "post": op("PostSubscriptionSchedulesScheduleRelease", "Release a schedule")},
+        "/pins.add": {"post": op("pins_add", "Pins an item to a channel.")},
+        "/conversations.archive": {
+            "post": op("conversations_archive", "Archives a conversation.")},
+    }  # fmt: skip
+    spec = {"openapi": "3.0.0", "info": {"title": "Hub", "version": "1"}, "paths": paths}
+    (tmp_path / "hub.json").write_text(json.dumps(spec))
+    assert kw.ingest(tmp_path / "hub.json", source="hub").ok
+    for question, acts_on in (
+        ("delete a workflow", "the workflow run, not on the workflow"),
+        ("release a subscription", "the schedule, not on the subscription"),
+        ("pin a channel", "the item, not on the channel"),
+    ):
+        r = kw.search(question, limit=3)
+        assert (r.verdict.kind, r.verdict.reason) == ("clarify", "near_miss"), question
+        assert f"it acts on {acts_on}" in r.verdict.message, question
+    for question, path in (
+        ("delete a workflow run", "/repos/{owner}/{repo}/actions/runs/{run_id}"),
+        ("release a subscription schedule", "/subscription_schedules/{schedule}/release"),
+        ("pin an item to a channel", "/pins.add"),
+    ):
+        r = kw.search(question, limit=3)
+        assert (r.verdict.kind, r.hits[0].path) == ("answer", path), question
+
+
 def _forget_lexicon() -> None:
     lexicon.forget()
 

@@ -363,7 +363,7 @@ _FAMILY = {
 
 def near_miss(tokens: Sequence[str], doc: DocSummary, index: ApiIndex) -> str:
     """Why the API operation ``doc``, though it ranks first, is not what a question of
-    ``tokens`` asks for, or '' when nothing says so. Three things do:
+    ``tokens`` asks for, or '' when nothing says so. Four things do:
 
     - the question's verb asks for one of create, read (or list), update and delete,
       and the operation does another of them, none of its own actions asked ("delete an
@@ -372,7 +372,10 @@ def near_miss(tokens: Sequence[str], doc: DocSummary, index: ApiIndex) -> str:
       name none of them ("delete a price": ``DELETE /v1/products/{id}``; "pause a
       batch": ``POST /fine_tuning/jobs/{id}/pause``);
     - the operation does the verb to something the named resource holds
-      (:func:`_under_object`: "cancel a vector store" and its file batches).
+      (:func:`_under_object`: "cancel a vector store" and its file batches);
+    - the operation does the verb to another thing, its title or path naming the
+      verb's object only as a word of that thing's name or as where it goes
+      (:func:`_acts_on_another`: "delete a workflow" and "Delete a workflow run").
 
     Each is the shape of an operation the API does not have: an action and a resource
     the spec both has, but not together. The verdict does not answer from such a hit
@@ -391,7 +394,77 @@ def near_miss(tokens: Sequence[str], doc: DocSummary, index: ApiIndex) -> str:
     if named and not named & _own_names(doc.title, path):
         words = [t for t in content if singular(t) in named] or sorted(named)
         return f"its title and path name no {' or '.join(words)}"
-    return _under_object(tokens, content, doc, path, nouns, index)
+    return _under_object(tokens, content, doc, path, nouns, index) or _acts_on_another(
+        tokens, content, doc, path, nouns, index
+    )
+
+
+# Words after which a title names where its object goes or comes from, or what it is for
+# ("Pins an item to a channel", "Dismiss a review for a pull request"), not what it acts on.
+_TITLE_LINKS = frozenset({"to", "into", "onto", "from", "with", "for", "in", "on"})
+
+
+def _acts_on_another(
+    tokens: Sequence[str],
+    content: Sequence[str],
+    doc: DocSummary,
+    path: str,
+    nouns: QueryNouns,
+    index: ApiIndex,
+) -> str:
+    """Why an operation that does the request's verb acts on another thing than the
+    verb's object, though its title or path names that object: as a word of another
+    thing's name ("delete a workflow": "Delete a workflow run"; "release a subscription":
+    ``/subscription_schedules/{id}/release``) or as where its own object goes, comes from
+    or is for ("pin a channel": "Pins an item to a channel"; "dismiss a pull request":
+    "Dismiss a review for a pull request"), or ''.
+
+    What an operation acts on is the last word of each run of words in its title that
+    no link word ("to", "from", "for", ...) leads, and its path's last resource (the one
+    before it when the last is the verb's own: ``…/pulls/{n}/merge``)."""
+    verb = singular(content[0]) if content else ""
+    if not verb or verb not in index.actions.get(doc.id, ()):
+        return ""
+    head = object_head(tuple(tokens))
+    thing = singular(head[-1]) if head else ""
+    if len(thing) < 3 or thing in nouns.derived:
+        return ""
+    runs, named = _acted_on(doc.title, path, verb, nouns)
+    if thing in {run[-1] for run in runs} or thing not in named:
+        return ""  # it acts on the thing asked for, or its words do not name it at all
+    what = " ".join(runs[0]) if runs else "something else"
+    return f"it acts on the {what}, not on the {' '.join(head)}"
+
+
+def _acted_on(
+    title: str, path: str, verb: str, nouns: QueryNouns
+) -> tuple[list[tuple[str, ...]], frozenset[str]]:
+    """(the runs of words naming what an operation acts on, singular: its title's after
+    its verb that no link word leads, then its path's acted-on resource; every word of
+    its title and path resources) (see :func:`_acts_on_another`)."""
+    words = [singular(w) for w in tokenize(title)]
+    runs: list[tuple[str, ...]] = []
+    run: list[str] = []
+    linked = False
+    for w in [*words, "a"]:
+        if w not in STOP_WORDS:
+            run.append(w)
+            continue
+        if run and not linked:
+            runs.append(tuple(run))
+        if run or w in _TITLE_LINKS:
+            linked = w in _TITLE_LINKS
+        run = []
+    if runs and runs[0][0] == singular(first_word(title)):
+        runs[0] = runs[0][1:]  # the title's verb: "Delete a workflow run" acts on a run
+    runs = [r for r in runs if r]
+    chain = path_resources(path)
+    if chain and _of_verb(chain[-1], verb, nouns):
+        chain = chain[:-1]
+    if chain:
+        runs.append(tuple(chain[-1].split("_")))
+    named = set(words) | {w for r in chain for w in r.split("_")}
+    return runs, frozenset(named)
 
 
 def _under_object(
