@@ -278,6 +278,9 @@ def test_a_summary_that_is_a_paragraph_gives_a_short_title_and_keeps_its_words(
                        "[Responses](/docs/api-reference/responses) instead."}},
         "/files": {"get": {"operationId": "listFiles", "responses": ok,
                            "summary": "Returns a list of files."}},
+        "/Accounts/{Sid}/Addresses/{AddressSid}": {"delete": {"responses": ok}},
+        "/v1/balance/history": {"get": {"responses": ok}},
+        "/v1/alpha/graders": {"post": {"responses": ok}},
         "/runs/{run_id}/submit_tool_outputs": {"post": {
             "operationId": "submitToolOuputs", "responses": ok,
             "summary": "When a run has the `status: \"requires_action\"` and its "
@@ -289,8 +292,15 @@ def test_a_summary_that_is_a_paragraph_gives_a_short_title_and_keeps_its_words(
     up = kb.get("files:POST /uploads")
     assert up.title == "Creates an intermediate Upload object that you can add Parts to"
     assert "expires after an hour" in up.content
-    assert kb.get("files:POST /chat/completions").title == "Create a completion"
+    # what the method and path say, the namespace with the collection ("chat completion")
+    assert kb.get("files:POST /chat/completions").title == "Create a chat completion"
     assert kb.get("files:GET /files").title == "Returns a list of files"
+    # no summary: "an" before a vowel; a namespace but not a stage or a parameter
+    assert kb.get("files:DELETE /Accounts/{Sid}/Addresses/{AddressSid}").title == (
+        "Delete an address"
+    )
+    assert kb.get("files:GET /v1/balance/history").title == "Get a balance history"
+    assert kb.get("files:POST /v1/alpha/graders").title == "Create a grader"
     # the verb the path ends with is not said twice ("Submit a submit tool output")
     tools = kb.get("files:POST /runs/{run_id}/submit_tool_outputs")
     assert tools.title == "Submit tool outputs"

@@ -59,6 +59,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..analyze.chunk import chunk_markdown, clean_heading
+from ..analyze.text import STOP_WORDS
 from ..apigraph import collection_path
 from ..apinames import (
     CRUD_KINDS,
@@ -322,28 +323,43 @@ def _pick_media(types: list[str]) -> str:
 
 
 _KIND_TITLES = {
-    "create": "Create a {one}",
-    "read": "Get a {one}",
+    "create": "Create {a_one}",
+    "read": "Get {a_one}",
     "list": "List {many}",
-    "update": "Update a {one}",
-    "delete": "Delete a {one}",
+    "update": "Update {a_one}",
+    "delete": "Delete {a_one}",
 }
+_STAGES = frozenset({"alpha", "beta", "preview"})
 
 
-def _kind_phrase(kind: str, path: str) -> str:
-    """What the operation does, in words, from its kind and path: "Create a phone number"."""
-    literal = [seg for seg in path_segments(path) if not is_param(seg)]
-    words = _words(literal[-1].removesuffix(".json")) if literal else []
-    if kind not in CRUD_KINDS and len(literal) > 1 and words == _words(kind):
-        words = _words(literal[-2].removesuffix(".json"))  # POST /calls/{sid}/cancel
+def _kind_phrase(kind: str, path: str, namespace: bool = True) -> str:
+    """What the operation does, in words, from its kind and path: "Create a phone number".
+
+    The collection named is the path's last literal segment (the one before when that is
+    the operation's verb: ``POST /calls/{sid}/cancel``), with the literal segment right
+    before it when no parameter, version or stage stands between: a collection of that
+    namespace ("Create a chat completion" for ``POST /chat/completions``; "Get a balance
+    history" for ``GET /v1/balance/history``); not with ``namespace`` false."""
+    segs = path_segments(path)
+    at = [i for i, seg in enumerate(segs) if not is_param(seg)]
+    words = _words(segs[at[-1]].removesuffix(".json")) if at else []
+    if kind not in CRUD_KINDS and len(at) > 1 and words == _words(kind):
+        at = at[:-1]
+        words = _words(segs[at[-1]].removesuffix(".json"))  # POST /calls/{sid}/cancel
     if not words:
         return ""
     if kind not in CRUD_KINDS and words[0] == kind:
         return " ".join(words).capitalize()  # POST …/submit_tool_outputs: "Submit tool outputs"
+    last = at[-1]
+    if namespace and last > 0 and not is_param(segs[last - 1]):
+        space = _words(segs[last - 1])
+        if space and not set(space) & (_STAGES | STOP_WORDS) and space[-1] not in words:
+            words = [*space[:-1], singular(space[-1]), *words]
     many = " ".join(words)
     one = " ".join([*words[:-1], singular(words[-1])])
-    template = _KIND_TITLES.get(kind, kind.replace("_", " ").capitalize() + " a {one}")
-    return template.format(one=one, many=many)
+    a_one = f"{'an' if one[0] in 'aeio' else 'a'} {one}"
+    template = _KIND_TITLES.get(kind, kind.replace("_", " ").capitalize() + " {a_one}")
+    return template.format(a_one=a_one, many=many)
 
 
 TITLE_CHARS = 100  # a title longer than this is a paragraph: its first sentence names it
@@ -428,7 +444,7 @@ def _name_words(op_id: str) -> list[str]:
 
 class OpenAPILoader:
     name = "openapi"
-    version = "4"
+    version = "5"
     suffixes: tuple[str, ...] = (".json", ".yaml", ".yml")
 
     def sniff(self, data: bytes) -> bool:
@@ -552,7 +568,8 @@ class OpenAPILoader:
         # recur in thousands of operations and would drown the resource acted on.
         literal = [seg for seg in path_segments(api_path) if not is_param(seg)]
         own = _words(literal[-1]) if literal else []
-        doing = _kind_phrase(kind, api_path).lower().replace(" a ", " ")
+        doing = _kind_phrase(kind, api_path, namespace=False).lower()
+        doing = doing.replace(" an ", " ").replace(" a ", " ")
         keywords = [*tags, *resources[-1:], kind, *own, *_words(op_id)]
         keywords = list(dict.fromkeys([doing, *keywords] if doing else keywords))[:30]
         aliases = [a for a in (op_id, " ".join(_name_words(op_id))) if a]
