@@ -353,7 +353,8 @@ def _kind_phrase(kind: str, path: str, namespace: bool = True) -> str:
     last = at[-1]
     if namespace and last > 0 and not is_param(segs[last - 1]):
         space = _words(segs[last - 1])
-        if space and not set(space) & (_STAGES | STOP_WORDS) and space[-1] not in words:
+        said = {singular(w) for w in words}  # not "an account bank account"
+        if space and not set(space) & (_STAGES | STOP_WORDS) and singular(space[-1]) not in said:
             words = [*space[:-1], singular(space[-1]), *words]
     many = " ".join(words)
     one = " ".join([*words[:-1], singular(words[-1])])
