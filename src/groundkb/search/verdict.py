@@ -40,8 +40,11 @@ top meaning with ``P(answer)`` at or above the lower ``dominant`` threshold → 
 else clarify: ambiguous with the competing meanings as options, or weak ("is this what
 you mean?"), or no_title_or_keyword_hit when only body text matched. An answer from an
 API operation that does another action than the question's verb asks, names none of
-the resources the question names, or does the verb to something the named resource
-holds, becomes a clarify (near_miss): the shape of an operation the API does not have.
+the resources the question names, does the verb to something the named resource holds,
+or does it to another thing its title or path names the object only as part of (a
+"workflow run" for "delete a workflow") or as where that thing goes ("Pins an item to a
+channel" for "pin a channel"), becomes a clarify (near_miss): the shape of an operation
+the API does not have.
 The thresholds are chosen so that false answers on unanswerable development questions
 stay at or below 2 %.
 """
