@@ -526,6 +526,13 @@ def test_an_operation_that_acts_on_another_thing_is_a_near_miss(
         "/pins.add": {"post": op("pins_add", "Pins an item to a channel.")},
         "/conversations.archive": {
             "post": op("conversations_archive", "Archives a conversation.")},
+        "/clusters/{cluster_id}": {"get": op("get_cluster", "Retrieve a cluster")},
+        "/clusters/{cluster_id}/node_pools/{node_pool_id}/recycle": {
+            "post": op("recycle_node_pool", "Recycle a node pool")},
+        "/dnd.setSnooze": {"post": op("dnd_setSnooze", "Turns on Do Not Disturb mode.")},
+        "/pulls/{pull_number}": {"get": op("pulls/get", "Get a pull request")},
+        "/pulls/{pull_number}/reviews": {
+            "post": op("pulls/create-review", "Create a review for a pull request")},
     }  # fmt: skip
     spec = {"openapi": "3.0.0", "info": {"title": "Hub", "version": "1"}, "paths": paths}
     (tmp_path / "hub.json").write_text(json.dumps(spec))
@@ -534,6 +541,8 @@ def test_an_operation_that_acts_on_another_thing_is_a_near_miss(
         ("delete a workflow", "the workflow run, not on the workflow"),
         ("release a subscription", "the schedule, not on the subscription"),
         ("pin a channel", "the item, not on the channel"),
+        # the title's verb, though no other title leads with it
+        ("recycle a cluster", "the node pool, not on the cluster"),
     ):
         r = kw.search(question, limit=3)
         assert (r.verdict.kind, r.verdict.reason) == ("clarify", "near_miss"), question
@@ -542,6 +551,10 @@ def test_an_operation_that_acts_on_another_thing_is_a_near_miss(
         ("delete a workflow run", "/repos/{owner}/{repo}/actions/runs/{run_id}"),
         ("release a subscription schedule", "/subscription_schedules/{schedule}/release"),
         ("pin an item to a channel", "/pins.add"),
+        # "on" makes the verb phrasal: "disturb" is no object of "turn"
+        ("turn on do not disturb", "/dnd.setSnooze"),
+        # the operation makes what the verb names: a review, for the pull request
+        ("review a pull request", "/pulls/{pull_number}/reviews"),
     ):
         r = kw.search(question, limit=3)
         assert (r.verdict.kind, r.hits[0].path) == ("answer", path), question

@@ -421,10 +421,16 @@ def _acts_on_another(
 
     What an operation acts on is the last word of each run of words in its title that
     no link word ("to", "from", "for", ...) leads, and its path's last resource (the one
-    before it when the last is the verb's own: ``…/pulls/{n}/merge``)."""
+    before it when the last is the verb's own: ``…/pulls/{n}/merge``). It does the verb
+    when the verb is one of its actions or its title's first word. Not a near miss: a
+    request whose verb is phrasal ("turn on do not disturb": no object "disturb"), nor
+    an operation that creates what the verb names ("review a pull request": "Create a
+    review for a pull request")."""
     verb = singular(content[0]) if content else ""
-    if not verb or verb not in index.actions.get(doc.id, ()):
+    if not verb or not _plain_object(tuple(tokens)):
         return ""
+    if verb not in index.actions.get(doc.id, ()) and verb != singular(first_word(doc.title)):
+        return ""  # it does not do the verb ("Recycle a node pool" does, one title alone)
     head = object_head(tuple(tokens))
     thing = singular(head[-1]) if head else ""
     if len(thing) < 3 or thing in nouns.derived:
@@ -432,8 +438,31 @@ def _acts_on_another(
     runs, named = _acted_on(doc.title, path, verb, nouns)
     if thing in {run[-1] for run in runs} or thing not in named:
         return ""  # it acts on the thing asked for, or its words do not name it at all
+    if doc.operation_kind == "create" and any(_of_verb(run[-1], verb, nouns) for run in runs):
+        return ""  # it makes what the verb names ("review a pull request": a review for one)
     what = " ".join(runs[0]) if runs else "something else"
     return f"it acts on the {what}, not on the {' '.join(head)}"
+
+
+# Words that make a verb phrasal or bring in a complement, not an object ("turn on do not
+# disturb", "sign out of", "look up by")
+_PARTICLES = frozenset(
+    {"on", "off", "up", "down", "out", "in", "into", "onto", "over", "back", "away", "about",
+     "to", "for", "with", "from", "by", "at", "of", "do", "not", "no"}
+)  # fmt: skip
+
+
+def _plain_object(tokens: tuple[str, ...]) -> bool:
+    """Whether only words such as "a", "the", "my" or "more" stand between a request's
+    verb and its object ("delete a workflow"; not "turn on do not disturb")."""
+    words = [t.lower() for t in tokens]
+    start = next((i for i, w in enumerate(words) if w not in STOP_WORDS), len(words))
+    i = start + 1
+    while i < len(words) and words[i] in STOP_WORDS:
+        if words[i] in _PARTICLES:
+            return False
+        i += 1
+    return i < len(words)
 
 
 def _acted_on(
