@@ -6,7 +6,7 @@ folder of another checkout, e.g. ``git worktree add /tmp/base HEAD~3``):
 - ``verdicts.py``: the Orbit verdict set, the Kubernetes/Twilio API questions, the
   BEIR sets and the held-out tldr questions (``tldr_heldout.py``), keyword and hybrid
   (verdicts and nDCG@10);
-- ``api_questions.py``: the held-out API questions, all nine batches, each API alone
+- ``api_questions.py``: the held-out API questions, all eleven batches, each API alone
   and all eight in one index;
 - ``python_docs_verdicts.py``: the Python docs and Git's manual (each skipped with a
   message when its Debian package is missing) and Flask's docs (vendored; an older code
@@ -20,9 +20,12 @@ changed.
 
     python benchmarks/before_after.py --base /tmp/base/src --out /tmp/stop
 
-``--only verdicts,api1`` runs a subset (api2 … api9: the second to ninth batches; the
-fourth to ninth ask only the six held-out APIs, the seventh to ninth for operations the
-APIs do not have);
+``--only verdicts,api1`` runs a subset (api2 … api11: the second to eleventh batches;
+the fourth to eleventh ask only the six held-out APIs, the seventh to eleventh for
+operations the APIs do not have); both codes search one index per batch, so a stop that
+changes the OpenAPI loader measures the API batches with ``api_questions.py`` instead,
+each code on its own index (``api_questions.py`` refuses an index another loader
+version built);
 ``--compare`` only prints the table of an earlier run.
 """
 
@@ -74,7 +77,7 @@ RUNS: dict[str, list[str]] = {
             "--out",
             "{out}",
         ]
-        for n in (4, 5, 6, 7, 8, 9)
+        for n in (4, 5, 6, 7, 8, 9, 10, 11)
     },
     "py": ["python_docs_verdicts.py", "--site", "python", "--json", "{out}"],
     "git": ["python_docs_verdicts.py", "--site", "git", "--json", "{out}"],
