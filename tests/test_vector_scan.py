@@ -3,6 +3,9 @@ finds (``store/exact.py``), on real vectors stored by a real index and on advers
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -122,6 +125,47 @@ def test_large_matrices_scan_int8_from_their_third_search(
     assert vm._int8.ready.wait(30)
     assert isinstance(vm.int8, Int8Scan)
     assert vm.nearest(q, Filters(), 5) == want
+
+
+def test_a_process_that_exits_while_the_int8_copy_is_built_exits_cleanly(
+    tmp_path: Path,
+) -> None:
+    """A script that searches three times and ends at once: the build started by the
+    third search is still inside onnxruntime. Python kills a daemon thread there as it
+    retakes the GIL, and the unwinding aborted the process (exit 134, 2 runs in 10);
+    the build now finishes first. The build here is made slow, so the exit surely
+    comes while it runs."""
+    marker = tmp_path / "built"
+    script = tmp_path / "exit_early.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import time
+            import numpy as np
+            from groundkb.models import Filters
+            from groundkb.store import exact
+
+            real = exact.Int8Scan.build
+
+            def slow(matrix):
+                time.sleep(0.5)
+                scan = real(matrix)
+                open({str(marker)!r}, "w").write("built")
+                return scan
+
+            exact.Int8Scan.build = staticmethod(slow)
+            exact.INT8_MIN_ROWS = 100
+            m = np.random.default_rng(7).standard_normal((300, 16)).astype(np.float32)
+            rows = [(f"d{{i}}#0", "page", "c", "s", m[i].tobytes()) for i in range(300)]
+            vm = exact.VectorMatrix.build("t", rows, 16)
+            for _ in range(3):
+                vm.nearest(m[1].tobytes(), Filters(), 5)
+            """
+        )
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert marker.read_text() == "built"
 
 
 def test_an_index_searches_the_same_through_the_int8_scan(
