@@ -635,7 +635,25 @@ def object_head(tokens: tuple[str, ...]) -> tuple[str, ...]:
 
 
 #: Words that name where the object of a verb goes, comes from or what it goes with.
-_LINKS = frozenset({"to", "into", "onto", "from", "with"})
+LINK_WORDS = frozenset({"to", "into", "onto", "from", "with"})
+
+# Words that make a verb phrasal or bring in a complement, not an object ("turn on do not
+# disturb", "sign out of", "look up by")
+_PARTICLES = frozenset(
+    {"on", "off", "up", "down", "out", "in", "into", "onto", "over", "back", "away", "about",
+     "to", "for", "with", "from", "by", "at", "of", "do", "not", "no"}
+)  # fmt: skip
+
+
+@lru_cache(maxsize=256)
+def plain_object(tokens: tuple[str, ...]) -> bool:
+    """Whether a request's verb has an object with only words such as "a", "the", "my"
+    or "more" before it ("delete a workflow"; not "turn on do not disturb", whose
+    "disturb" is no object of "turn")."""
+    words = [t.lower() for t in tokens]
+    verb = next((i for i, w in enumerate(words) if w not in STOP_WORDS), len(words))
+    start = _object_start(words)
+    return start < len(words) and not _PARTICLES.intersection(words[verb + 1 : start])
 
 
 @lru_cache(maxsize=256)
@@ -646,9 +664,9 @@ def _linked(tokens: tuple[str, ...]) -> tuple[str, ...]:
     words = [t.lower() for t in tokens]
     out: list[str] = []
     for i, w in enumerate(words):
-        if w in _LINKS:
+        if w in LINK_WORDS:
             j = i + 1
-            while j < len(words) and words[j] in STOP_WORDS and words[j] not in _LINKS:
+            while j < len(words) and words[j] in STOP_WORDS and words[j] not in LINK_WORDS:
                 j += 1
             while j < len(words) and words[j] not in STOP_WORDS:
                 out.append(words[j])
@@ -683,6 +701,7 @@ __all__ = [
     "ACTION_VERBS",
     "CRUD_KINDS",
     "HTTP_METHODS",
+    "LINK_WORDS",
     "PREFIX_WORDS",
     "OperationFit",
     "QueryNouns",
@@ -701,6 +720,7 @@ __all__ = [
     "operation_kinds",
     "path_resources",
     "path_segments",
+    "plain_object",
     "query_nouns",
     "resource_key",
     "singular",

@@ -377,7 +377,7 @@ def _title(op: Mapping[str, Any], method: str, path: str, kind: str) -> tuple[st
     description's first sentence is the title of an operation without a summary. Links
     keep their text, a closing full stop goes; a first sentence that is long or asks a
     question ("**Starting a new project?** We recommend…") gives way to what the method
-    and path say ("Create a completion")."""
+    and path say ("Create a chat completion")."""
     summary = op.get("summary")
     if isinstance(summary, str) and summary.strip():
         text = " ".join(clean_heading(" ".join(summary.split())).split())

@@ -262,8 +262,7 @@ class Operations:
                 log.info("embedder probe succeeded: back to %s", self.mode.configured)
                 self.mode.probe_result(True)
 
-        # not a daemon: exit waits for the one embedding (store/exact.py says why)
-        self.probe = threading.Thread(target=probe, name="groundkb-embedder-probe")
+        self.probe = threading.Thread(target=probe, name="groundkb-embedder-probe", daemon=True)
         self.probe.start()
 
     # ------------------------------------------------------------ other events

@@ -41,6 +41,7 @@ from ..analyze.lexicon import english_verbs
 from ..analyze.text import STOP_WORDS, singular, tokenize
 from ..apinames import (
     CRUD_KINDS,
+    LINK_WORDS,
     OperationFit,
     QueryNouns,
     asked_kinds,
@@ -54,6 +55,7 @@ from ..apinames import (
     operation_kinds,
     path_resources,
     path_segments,
+    plain_object,
     query_nouns,
     split_words,
     verb_kind,
@@ -394,21 +396,55 @@ def near_miss(tokens: Sequence[str], doc: DocSummary, index: ApiIndex) -> str:
     if named and not named & _own_names(doc.title, path):
         words = [t for t in content if singular(t) in named] or sorted(named)
         return f"its title and path name no {' or '.join(words)}"
-    return _under_object(tokens, content, doc, path, nouns, index) or _acts_on_another(
-        tokens, content, doc, path, nouns, index
+    verb = singular(content[0]) if content else ""
+    if not verb:
+        return ""
+    head = object_head(tuple(tokens))
+    # the path's resources, less the verb's own ("…/pulls/{n}/merge", "…/followers")
+    chain = path_resources(path)
+    if chain and _of_verb(chain[-1], verb, nouns):
+        chain = chain[:-1]
+    return _under_object(verb, head, chain, doc, nouns, index) or _acts_on_another(
+        tokens, verb, head, chain, doc, nouns, index
     )
+
+
+def _under_object(
+    verb: str,
+    head: tuple[str, ...],
+    chain: list[str],
+    doc: DocSummary,
+    nouns: QueryNouns,
+    index: ApiIndex,
+) -> str:
+    """Why an operation that does the request's verb does it to something the resource
+    named holds, not to that resource ("cancel a customer": ``DELETE
+    /customers/{customer}/subscriptions/{id}``; "pin an issue": ``PUT
+    /issues/comments/{id}/pin``), or ''. The thing acted on is the last resource of
+    ``chain`` (the path's, less the verb's own: "merge a pull request": ``…/pulls/{n}/
+    merge`` merges the pull request; "follow a playlist": ``…/playlists/{id}/followers``)."""
+    if verb not in index.actions.get(doc.id, ()):
+        return ""
+    if len(chain) < 2 or set(_name_suffixes(chain[-1])) & nouns.names:
+        return ""  # nothing under anything, or the thing acted on is named
+    thing = singular(head[-1]) if head else ""
+    if not thing or not any(thing in _name_suffixes(r) for r in chain[:-1]):
+        return ""  # the verb's object is no resource the operation's is under
+    asked = " ".join(head)
+    return f"it acts on the {chain[-1].replace('_', ' ')} of a {asked}, not on the {asked}"
 
 
 # Words after which a title names where its object goes or comes from, or what it is for
 # ("Pins an item to a channel", "Dismiss a review for a pull request"), not what it acts on.
-_TITLE_LINKS = frozenset({"to", "into", "onto", "from", "with", "for", "in", "on"})
+_TITLE_LINKS = LINK_WORDS | {"for", "in", "on"}
 
 
 def _acts_on_another(
     tokens: Sequence[str],
-    content: Sequence[str],
+    verb: str,
+    head: tuple[str, ...],
+    chain: list[str],
     doc: DocSummary,
-    path: str,
     nouns: QueryNouns,
     index: ApiIndex,
 ) -> str:
@@ -420,22 +456,19 @@ def _acts_on_another(
     "Dismiss a review for a pull request"), or ''.
 
     What an operation acts on is the last word of each run of words in its title that
-    no link word ("to", "from", "for", ...) leads, and its path's last resource (the one
-    before it when the last is the verb's own: ``…/pulls/{n}/merge``). It does the verb
-    when the verb is one of its actions or its title's first word. Not a near miss: a
-    request whose verb is phrasal ("turn on do not disturb": no object "disturb"), nor
-    an operation that creates what the verb names ("review a pull request": "Create a
-    review for a pull request")."""
-    verb = singular(content[0]) if content else ""
-    if not verb or not _plain_object(tuple(tokens)):
+    no link word ("to", "from", "for", ...) leads, and the last resource of ``chain``.
+    It does the verb when the verb is one of its actions or its title's first word. Not
+    a near miss: a request whose verb is phrasal ("turn on do not disturb": no object
+    "disturb"), nor an operation that creates what the verb names ("review a pull
+    request": "Create a review for a pull request")."""
+    if not plain_object(tuple(tokens)):
         return ""
     if verb not in index.actions.get(doc.id, ()) and verb != singular(first_word(doc.title)):
         return ""  # it does not do the verb ("Recycle a node pool" does, one title alone)
-    head = object_head(tuple(tokens))
     thing = singular(head[-1]) if head else ""
     if len(thing) < 3 or thing in nouns.derived:
         return ""
-    runs, named = _acted_on(doc.title, path, verb, nouns)
+    runs, named = _acted_on(doc.title, chain)
     if thing in {run[-1] for run in runs} or thing not in named:
         return ""  # it acts on the thing asked for, or its words do not name it at all
     if doc.operation_kind == "create" and any(_of_verb(run[-1], verb, nouns) for run in runs):
@@ -444,33 +477,10 @@ def _acts_on_another(
     return f"it acts on the {what}, not on the {' '.join(head)}"
 
 
-# Words that make a verb phrasal or bring in a complement, not an object ("turn on do not
-# disturb", "sign out of", "look up by")
-_PARTICLES = frozenset(
-    {"on", "off", "up", "down", "out", "in", "into", "onto", "over", "back", "away", "about",
-     "to", "for", "with", "from", "by", "at", "of", "do", "not", "no"}
-)  # fmt: skip
-
-
-def _plain_object(tokens: tuple[str, ...]) -> bool:
-    """Whether only words such as "a", "the", "my" or "more" stand between a request's
-    verb and its object ("delete a workflow"; not "turn on do not disturb")."""
-    words = [t.lower() for t in tokens]
-    start = next((i for i, w in enumerate(words) if w not in STOP_WORDS), len(words))
-    i = start + 1
-    while i < len(words) and words[i] in STOP_WORDS:
-        if words[i] in _PARTICLES:
-            return False
-        i += 1
-    return i < len(words)
-
-
-def _acted_on(
-    title: str, path: str, verb: str, nouns: QueryNouns
-) -> tuple[list[tuple[str, ...]], frozenset[str]]:
+def _acted_on(title: str, chain: list[str]) -> tuple[list[tuple[str, ...]], frozenset[str]]:
     """(the runs of words naming what an operation acts on, singular: its title's after
-    its verb that no link word leads, then its path's acted-on resource; every word of
-    its title and path resources) (see :func:`_acts_on_another`)."""
+    its verb that no link word leads, then the last resource of ``chain``; every word of
+    its title and of ``chain``) (see :func:`_acts_on_another`)."""
     words = [singular(w) for w in tokenize(title)]
     runs: list[tuple[str, ...]] = []
     run: list[str] = []
@@ -487,44 +497,10 @@ def _acted_on(
     if runs and runs[0][0] == singular(first_word(title)):
         runs[0] = runs[0][1:]  # the title's verb: "Delete a workflow run" acts on a run
     runs = [r for r in runs if r]
-    chain = path_resources(path)
-    if chain and _of_verb(chain[-1], verb, nouns):
-        chain = chain[:-1]
     if chain:
         runs.append(tuple(chain[-1].split("_")))
     named = set(words) | {w for r in chain for w in r.split("_")}
     return runs, frozenset(named)
-
-
-def _under_object(
-    tokens: Sequence[str],
-    content: Sequence[str],
-    doc: DocSummary,
-    path: str,
-    nouns: QueryNouns,
-    index: ApiIndex,
-) -> str:
-    """Why an operation that does the request's verb does it to something the resource
-    named holds, not to that resource ("cancel a customer": ``DELETE
-    /customers/{customer}/subscriptions/{id}``; "pin an issue": ``PUT
-    /issues/comments/{id}/pin``), or ''. The thing acted on is the path's last
-    resource, or the one before it when the last is the verb's own ("merge a pull
-    request": ``…/pulls/{n}/merge`` merges the pull request; "follow a playlist":
-    ``…/playlists/{id}/followers``)."""
-    verb = singular(content[0]) if content else ""
-    if not verb or verb not in index.actions.get(doc.id, ()):
-        return ""
-    chain = path_resources(path)
-    if chain and _of_verb(chain[-1], verb, nouns):
-        chain = chain[:-1]
-    if len(chain) < 2 or set(_name_suffixes(chain[-1])) & nouns.names:
-        return ""  # nothing under anything, or the thing acted on is named
-    head = object_head(tuple(tokens))
-    thing = singular(head[-1]) if head else ""
-    if not thing or not any(thing in _name_suffixes(r) for r in chain[:-1]):
-        return ""  # the verb's object is no resource the operation's is under
-    asked = " ".join(head)
-    return f"it acts on the {chain[-1].replace('_', ' ')} of a {asked}, not on the {asked}"
 
 
 def _of_verb(resource: str, verb: str, nouns: QueryNouns) -> bool:
