@@ -396,41 +396,51 @@ def near_miss(tokens: Sequence[str], doc: DocSummary, index: ApiIndex) -> str:
     if named and not named & _own_names(doc.title, path):
         words = [t for t in content if singular(t) in named] or sorted(named)
         return f"its title and path name no {' or '.join(words)}"
-    verb = singular(content[0]) if content else ""
-    if not verb:
+    if not content:
         return ""
-    head = object_head(tuple(tokens))
-    # the path's resources, less the verb's own ("…/pulls/{n}/merge", "…/followers")
-    chain = path_resources(path)
-    if chain and _of_verb(chain[-1], verb, nouns):
-        chain = chain[:-1]
-    return _under_object(verb, head, chain, doc, nouns, index) or _acts_on_another(
-        tokens, verb, head, chain, doc, nouns, index
-    )
+    request = _Request.of(tuple(tokens), singular(content[0]), nouns, path)
+    return _under_object(request, doc, index) or _acts_on_another(request, doc, index)
 
 
-def _under_object(
-    verb: str,
-    head: tuple[str, ...],
-    chain: list[str],
-    doc: DocSummary,
-    nouns: QueryNouns,
-    index: ApiIndex,
-) -> str:
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What the near-miss shapes read of a request and of the operation's path."""
+
+    tokens: tuple[str, ...]
+    verb: str  # the request's first word that is no stop word, singular
+    head: tuple[str, ...]  # the verb's object (``object_head``)
+    nouns: QueryNouns
+    chain: list[str]  # the path's resources, less the verb's own ("…/pulls/{n}/merge")
+
+    @classmethod
+    def of(cls, tokens: tuple[str, ...], verb: str, nouns: QueryNouns, path: str) -> _Request:
+        chain = path_resources(path)
+        if chain and _of_verb(chain[-1], verb, nouns):
+            chain = chain[:-1]
+        return cls(tokens, verb, object_head(tokens), nouns, chain)
+
+    @property
+    def thing(self) -> str:
+        """The last word of the verb's object, singular ('' without one)."""
+        return singular(self.head[-1]) if self.head else ""
+
+
+def _under_object(request: _Request, doc: DocSummary, index: ApiIndex) -> str:
     """Why an operation that does the request's verb does it to something the resource
     named holds, not to that resource ("cancel a customer": ``DELETE
     /customers/{customer}/subscriptions/{id}``; "pin an issue": ``PUT
-    /issues/comments/{id}/pin``), or ''. The thing acted on is the last resource of
-    ``chain`` (the path's, less the verb's own: "merge a pull request": ``…/pulls/{n}/
+    /issues/comments/{id}/pin``), or ''. The thing acted on is the path's last resource
+    (:attr:`_Request.chain`, less the verb's own: "merge a pull request": ``…/pulls/{n}/
     merge`` merges the pull request; "follow a playlist": ``…/playlists/{id}/followers``)."""
-    if verb not in index.actions.get(doc.id, ()):
+    chain = request.chain
+    if request.verb not in index.actions.get(doc.id, ()):
         return ""
-    if len(chain) < 2 or set(_name_suffixes(chain[-1])) & nouns.names:
+    if len(chain) < 2 or set(_name_suffixes(chain[-1])) & request.nouns.names:
         return ""  # nothing under anything, or the thing acted on is named
-    thing = singular(head[-1]) if head else ""
+    thing = request.thing
     if not thing or not any(thing in _name_suffixes(r) for r in chain[:-1]):
         return ""  # the verb's object is no resource the operation's is under
-    asked = " ".join(head)
+    asked = " ".join(request.head)
     return f"it acts on the {chain[-1].replace('_', ' ')} of a {asked}, not on the {asked}"
 
 
@@ -439,15 +449,7 @@ def _under_object(
 _TITLE_LINKS = LINK_WORDS | {"for", "in", "on"}
 
 
-def _acts_on_another(
-    tokens: Sequence[str],
-    verb: str,
-    head: tuple[str, ...],
-    chain: list[str],
-    doc: DocSummary,
-    nouns: QueryNouns,
-    index: ApiIndex,
-) -> str:
+def _acts_on_another(request: _Request, doc: DocSummary, index: ApiIndex) -> str:
     """Why an operation that does the request's verb acts on another thing than the
     verb's object, though its title or path names that object: as a word of another
     thing's name ("delete a workflow": "Delete a workflow run"; "release a subscription":
@@ -456,25 +458,27 @@ def _acts_on_another(
     "Dismiss a review for a pull request"), or ''.
 
     What an operation acts on is the last word of each run of words in its title that
-    no link word ("to", "from", "for", ...) leads, and the last resource of ``chain``.
+    no link word ("to", "from", "for", ...) leads, and the last resource of the path's
+    (:attr:`_Request.chain`).
     It does the verb when the verb is one of its actions or its title's first word. Not
     a near miss: a request whose verb is phrasal ("turn on do not disturb": no object
     "disturb"), nor an operation that creates what the verb names ("review a pull
     request": "Create a review for a pull request")."""
-    if not plain_object(tuple(tokens)):
+    verb, nouns = request.verb, request.nouns
+    if not plain_object(request.tokens):
         return ""
     if verb not in index.actions.get(doc.id, ()) and verb != singular(first_word(doc.title)):
         return ""  # it does not do the verb ("Recycle a node pool" does, one title alone)
-    thing = singular(head[-1]) if head else ""
+    thing = request.thing
     if len(thing) < 3 or thing in nouns.derived:
         return ""
-    runs, named = _acted_on(doc.title, chain)
+    runs, named = _acted_on(doc.title, request.chain)
     if thing in {run[-1] for run in runs} or thing not in named:
         return ""  # it acts on the thing asked for, or its words do not name it at all
     if doc.operation_kind == "create" and any(_of_verb(run[-1], verb, nouns) for run in runs):
         return ""  # it makes what the verb names ("review a pull request": a review for one)
     what = " ".join(runs[0]) if runs else "something else"
-    return f"it acts on the {what}, not on the {' '.join(head)}"
+    return f"it acts on the {what}, not on the {' '.join(request.head)}"
 
 
 def _acted_on(title: str, chain: list[str]) -> tuple[list[tuple[str, ...]], frozenset[str]]:
