@@ -11,6 +11,7 @@ from groundkb import KnowledgeBase
 from groundkb.apigraph import APIGraph
 from groundkb.apinames import (
     asked_kinds,
+    collection_segments,
     noun_forms,
     operation_fit,
     operation_kind,
@@ -22,7 +23,7 @@ from groundkb.apinames import (
 from groundkb.ingest import loader_for
 from groundkb.ingest.validate import validate_store
 from groundkb.models import Document
-from groundkb.search.apis import ApiIndex, version_family, version_rank
+from groundkb.search.apis import ApiIndex, near_miss, version_family, version_rank
 from groundkb.store.base import DocSummary
 
 from .conftest import FIXTURES, SHARED
@@ -625,3 +626,88 @@ def test_find_endpoints_takes_verbs_and_subresources_formed_from_them(
         ("POST", "/pods/{name}/eviction")
     ]
     assert graph.find_endpoints("pod", "frobnicate") == []
+
+
+def test_a_segment_a_parameter_follows_is_a_collection_though_a_verb_leads_it() -> None:
+    paths = ["/repos/{o}/{r}/check-runs", "/repos/{o}/{r}/check-runs/{check_run_id}"]
+    collections = collection_segments(paths)
+    assert collections == {"repos", "check-runs"}
+    # Without the spec's other paths "check-runs" reads as the verb "check".
+    assert operation_kind("POST", paths[0]) == "check"
+    assert operation_kind("POST", paths[0], collections=collections) == "create"
+    assert operation_kind("GET", paths[0], collections=collections) == "list"
+    assert path_resources(paths[0], collections) == ["repo", "check_run"]
+    # The parameter that follows it in this path says as much.
+    assert path_resources(paths[1]) == ["repo", "check_run"]
+    # An action stays one: no parameter follows it anywhere.
+    verify = "/v1/payment_intents/{intent}/verify_microdeposits"
+    assert operation_kind("POST", verify, collections=collections) == "verify"
+
+
+def test_what_a_get_or_delete_of_an_action_segment_does() -> None:
+    # A GET of an action reads its state when another method of the path does it.
+    merge = "/repos/{o}/{r}/pulls/{n}/merge"
+    assert operation_kind("GET", merge, methods=("get", "put")) == "read"
+    assert operation_kind("GET", "/v1/credit_notes/preview", methods=("get",)) == "preview"
+    assert operation_kind("GET", "/v1/customers/search") == "search"
+    assert operation_kind("PUT", "/repos/{o}/{r}/pulls/{n}/merge") == "merge"
+    # Another method does the verb its operationId names, else the segment's.
+    lock = "/repos/{o}/{r}/issues/{n}/lock"
+    assert operation_kind("PUT", lock, operation_id="issues/lock") == "lock"
+    assert operation_kind("DELETE", lock, operation_id="issues/unlock") == "unlock"
+    archive = "/orgs/{org}/migrations/{migration_id}/archive"
+    assert operation_kind("DELETE", archive, operation_id="migrations/delete-archive-for-org") == (
+        "delete"
+    )
+    assert operation_kind("DELETE", lock) == "lock"
+
+
+def test_verb_led_collections_are_resources_in_the_graph_and_the_ranking(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    spec = _spec("checks", {
+        "/repos/{owner}/{repo}/check-runs": {"post": "Create a check run"},
+        "/repos/{owner}/{repo}/check-runs/{check_run_id}": {
+            "get": "Get a check run", "patch": "Update a check run",
+        },
+        "/repos/{owner}/{repo}/commits/{ref}/check-runs": {"get": "List check runs for a ref"},
+        "/repos/{owner}/{repo}/issues/{issue_number}/lock": {
+            "put": "Lock an issue", "delete": "Unlock an issue",
+        },
+    })  # fmt: skip
+    paths = spec["paths"]
+    paths["/repos/{owner}/{repo}/issues/{issue_number}/lock"]["delete"]["operationId"] = (
+        "issues/unlock"
+    )
+    paths["/repos/{owner}/{repo}/check-runs"]["post"]["operationId"] = "checks/create"
+    (tmp_path / "checks.json").write_text(json.dumps(spec))
+    kb.ingest(tmp_path / "checks.json", source="checks")
+    docs = {d.id: d for d in _api_docs(kb)}
+    create = docs["checks:POST /repos/{owner}/{repo}/check-runs"]
+    assert create.metadata["operation_kind"] == "create"
+    assert create.metadata["resources"] == ["repo", "check_run"]
+    # The collection and its items are one another's related operations.
+    assert "checks:GET /repos/{owner}/{repo}/check-runs/{check_run_id}" in create.related_ids
+    unlock = docs["checks:DELETE /repos/{owner}/{repo}/issues/{issue_number}/lock"]
+    assert unlock.metadata["operation_kind"] == "unlock"
+
+    graph = APIGraph.build(list(docs.values()))
+    assert {(e.method, e.operation_kind) for e in graph.find_endpoints("check run")} == {
+        ("POST", "create"), ("GET", "read"), ("PATCH", "update"), ("GET", "list")
+    }  # fmt: skip
+    assert [e.path for e in graph.find_endpoints("check run", "create")] == [
+        "/repos/{owner}/{repo}/check-runs"
+    ]
+    # The search engine reads the spec's collections from the operations it indexes.
+    index = ApiIndex.build(kb.list_documents(type="api", limit=100))
+    assert index.endpoint(create.id)[2] == "check_run"
+    hit = kb.search("create a check run", mode="keyword").hits[0]
+    assert hit.doc_id == create.id
+    # "check" leads the resource's name: a noun there, not an action of the operation,
+    # so a request to delete a check run is not answered from the create.
+    assert "check" not in index.actions[create.id]
+    summary = index.summaries[create.id]
+    assert near_miss(["delete", "a", "check", "run"], summary, index) == (
+        "it does a create, not the delete asked"
+    )
+    assert kb.search("delete a check run", mode="keyword").verdict.kind != "answer"

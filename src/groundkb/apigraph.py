@@ -64,7 +64,7 @@ class Endpoint:
     @property
     def collection(self) -> str:
         """The path of the collection the operation belongs to (see :func:`collection_path`)."""
-        return collection_path(self.path)
+        return collection_path(self.path, self.resources)
 
 
 MatchKind = Literal["exact", "template", "loose", "none"]
@@ -111,14 +111,22 @@ class Resource:
     specs: tuple[str, ...]
 
 
-def collection_path(path: str) -> str:
+def collection_path(path: str, resources: Sequence[str] = ()) -> str:
     """The collection an operation's path belongs to.
 
     Trailing parameters and a trailing action segment are removed:
-    ``/v1/charges/{charge}/capture`` → ``/v1/charges``; ``/v1/customers`` stays.
+    ``/v1/charges/{charge}/capture`` → ``/v1/charges``; ``/v1/customers`` stays. A
+    trailing segment that names the operation's last resource (``resources``, as
+    :func:`path_resources` read it with the spec's collections) stays though a verb
+    leads it: ``/repos/{owner}/{repo}/check-runs``.
     """
     segs = path_segments(path)
-    if len(segs) > 1 and not is_param(segs[-1]) and is_action(segs[-1]):
+    if (
+        len(segs) > 1
+        and not is_param(segs[-1])
+        and is_action(segs[-1])
+        and not (resources and resource_key(segs[-1]) == resources[-1])
+    ):
         segs = segs[:-1]
     while segs and is_param(segs[-1]):
         segs = segs[:-1]

@@ -11,7 +11,10 @@ the search engine, so that all three agree.
 - Operation kinds: ``create`` (POST to a collection), ``read`` (GET of one item or of a
   singleton), ``list`` (GET of a collection), ``update`` (PUT/PATCH, or POST to an
   item), ``delete``, or an action named by a verb segment (``POST /charges/{charge}/
-  capture`` → ``capture``; ``GET /customers/search`` → ``search``).
+  capture`` → ``capture``; ``GET /customers/search`` → ``search``). A segment that a
+  parameter follows anywhere in the spec names a collection, never an action, even when
+  a verb leads it (GitHub's ``check-runs``, Stripe's ``report_runs``, Twilio's
+  ``EndUsers``: :func:`collection_segments`).
 - A question's verbs stand for kinds (:func:`asked_kinds`: "add" → create, "set up" →
   create) and its nouns name resources (:class:`QueryNouns`: "config map" →
   ``configmap``, "evict" → ``eviction``); :func:`operation_fit` tells how an operation
@@ -21,9 +24,10 @@ the search engine, so that all three agree.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from .analyze.lexicon import base_verb
 from .analyze.text import STOP_WORDS, singular
@@ -144,6 +148,28 @@ def is_action(segment: str) -> bool:
     return len(words) > 1 or not is_plural(words[0])
 
 
+def collection_segments(paths: Iterable[str]) -> frozenset[str]:
+    """The literal segments a parameter follows in some path of ``paths`` (one spec's):
+    collections, though a verb may lead their name (``/repos/{owner}/{repo}/check-runs/
+    {check_run_id}`` makes ``check-runs`` one, so ``POST /repos/{owner}/{repo}/
+    check-runs`` creates a check run rather than doing a "check").
+    """
+    out: set[str] = set()
+    for path in paths:
+        segs = path_segments(path)
+        out.update(a for a, b in pairwise(segs) if is_param(b) and not is_param(a))
+    return frozenset(out)
+
+
+def _acts(segs: Sequence[str], i: int, collections: frozenset[str]) -> bool:
+    """Whether segment ``i`` of a path is an action: a verb phrase that no parameter
+    follows, here or (``collections``) anywhere else in its spec."""
+    seg = segs[i]
+    if seg in collections or (i + 1 < len(segs) and is_param(segs[i + 1])):
+        return False
+    return is_action(seg)
+
+
 _RPC = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+$")
 
 
@@ -158,15 +184,16 @@ def rpc_method(path: str) -> tuple[list[str], list[str]] | None:
     return parts[:-1], split_words(parts[-1])
 
 
-def path_resources(path: str) -> list[str]:
+def path_resources(path: str, collections: frozenset[str] = frozenset()) -> list[str]:
     """Resources a path names, outermost first.
 
     A literal segment is a resource when a parameter follows it, when it is the last
     segment, or when it is a plain word in the middle (``/user/repos``). Version
     segments, ``api``/``apis``, API group names before a version (``/apis/apps/v1``) and
-    action verbs are not resources. ``/v1/customers/{customer}/sources`` →
-    ``["customer", "source"]``. A remote-procedure path names its family and the object
-    of its method: ``/chat.postMessage`` → ``["chat", "message"]``,
+    action verbs are not resources, unless ``collections`` (the spec's
+    :func:`collection_segments`) holds the segment. ``/v1/customers/{customer}/sources``
+    → ``["customer", "source"]``. A remote-procedure path names its family and the
+    object of its method: ``/chat.postMessage`` → ``["chat", "message"]``,
     ``/users.lookupByEmail`` → ``["user"]``.
     """
     rpc = rpc_method(path)
@@ -185,7 +212,7 @@ def path_resources(path: str) -> list[str]:
         nxt = segs[i + 1] if i + 1 < len(segs) else ""
         if nxt and is_version(nxt):
             continue  # an API group name such as /apis/apps/v1
-        if is_action(seg):
+        if _acts(segs, i, collections):
             continue
         key = resource_key(seg)
         if key and key not in out:
@@ -193,14 +220,24 @@ def path_resources(path: str) -> list[str]:
     return out
 
 
-def operation_kind(method: str, path: str, hint: str = "", operation_id: str = "") -> str:
+def operation_kind(
+    method: str, path: str, hint: str = "", operation_id: str = "",
+    collections: frozenset[str] = frozenset(), methods: Sequence[str] = (),
+) -> str:  # fmt: skip
     """create / read / list / update / delete, or the action verb of the path.
 
     ``hint`` is an explicit action from the spec (``x-kubernetes-action``) when present.
     A GET of a literal segment is a list when the segment is plural, else a read; an
     ``operation_id`` led by ``list`` or ``fetch``/``read``/``retrieve`` decides instead
     (``GET /Messages/{sid}/Media`` with ``ListMedia`` lists, ``GET /Configuration/Webhooks``
-    with ``FetchWebhook`` reads).
+    with ``FetchWebhook`` reads). A POST to an action segment does its verb, and so does
+    a GET of one, unless another of the path's ``methods`` does it: then the GET reads
+    (``GET /pulls/{n}/merge`` beside ``PUT`` tells whether the pull request was merged;
+    ``GET /credit_notes/preview`` previews); any other method does the verb its
+    ``operation_id`` names, when one does (``DELETE /issues/{n}/lock`` with
+    ``issues/unlock`` unlocks, ``DELETE /migrations/{id}/archive`` with
+    ``migrations/delete-archive-for-org`` deletes). ``collections``: the spec's
+    :func:`collection_segments`, never actions.
     """
     hinted = verb_kind(hint) if hint else ""
     if hinted:
@@ -214,8 +251,14 @@ def operation_kind(method: str, path: str, hint: str = "", operation_id: str = "
         return "read" if m in ("get", "head") else rpc[1][0]  # users.info, conversations.kick
     segs = path_segments(path)
     last = segs[-1] if segs else ""
-    if last and not is_param(last) and is_action(last) and len(segs) > 1:
-        return split_words(last)[0]
+    if last and not is_param(last) and len(segs) > 1 and _acts(segs, len(segs) - 1, collections):
+        verb = split_words(last)[0]
+        if m == "post":
+            return verb
+        if m in ("get", "head"):
+            done = any(o.lower() not in ("get", "head", "options") for o in methods)
+            return "read" if done else verb
+        return _id_verb(operation_id) or verb
     if m == "delete":
         return "delete"
     if m in ("put", "patch"):
@@ -233,6 +276,19 @@ def operation_kind(method: str, path: str, hint: str = "", operation_id: str = "
 
 
 _ID_KINDS = {"list": "list", "fetch": "read", "read": "read", "retrieve": "read"}
+
+
+def _id_verb(operation_id: str) -> str:
+    """The kind of the first word of an operationId that is a verb, after a family
+    prefix (``issues/unlock`` → ``unlock``, ``migrations/delete-archive-for-org`` →
+    ``delete``), or ''."""
+    for word in split_words(operation_id.rpartition("/")[2]):
+        kind = verb_kind(word)
+        if kind:
+            return kind
+    return ""
+
+
 _OPERATION_SYNONYMS = {
     "create": ("create", "add", "new", "make", "post", "insert", "register", "buy", "purchase",
                "provision", "generate", "send", "place", "launch", "upload", "initiate"),
@@ -527,7 +583,9 @@ class OperationFit:
     off_object: bool = False
 
 
-def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
+def operation_fit(
+    tokens: Sequence[str], path: str, kind: str, collections: frozenset[str] = frozenset()
+) -> OperationFit:
     """How well the operation ``kind`` on ``path`` answers a question of ``tokens``.
 
     ``kind``: a verb of the question stands for the operation's kind ("add" → create,
@@ -548,17 +606,20 @@ def operation_fit(tokens: Sequence[str], path: str, kind: str) -> OperationFit:
     ``off_object``: it names the resource acted on only after "to", "into", "onto",
     "from" or "with", and not as the object of the verb ("add a message to a thread"
     and ``POST /threads``; ``ApiIndex.names_object`` checks that object is a resource).
+    ``collections``: the spec's :func:`collection_segments`.
     """
-    return _operation_fit(tuple(tokens), path, kind)
+    return _operation_fit(tuple(tokens), path, kind, collections)
 
 
 @lru_cache(maxsize=16384)
-def _operation_fit(tokens: tuple[str, ...], path: str, kind: str) -> OperationFit:
+def _operation_fit(
+    tokens: tuple[str, ...], path: str, kind: str, collections: frozenset[str]
+) -> OperationFit:
     """:func:`operation_fit`, cached: the engine asks for every candidate, twice in
     hybrid mode."""
     nouns = query_nouns(tokens)
     asked = set(_asked(tokens))
-    resources = _path_resources(path)
+    resources = path_resources_of(path, collections)
     naming = nouns.naming(resources[-1]) if resources else ""
     plural = bool(naming) and nouns.names_resource(resources[-1]) == "plural"
     if plural and kind == "list" and not asked & {"create", "update", "delete"}:
@@ -693,8 +754,9 @@ def _asks_for_all(tokens: tuple[str, ...]) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def _path_resources(path: str) -> tuple[str, ...]:
-    return tuple(path_resources(path))
+def path_resources_of(path: str, collections: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """:func:`path_resources` as a tuple, cached (the engine asks for every candidate)."""
+    return tuple(path_resources(path, collections))
 
 
 __all__ = [
@@ -706,6 +768,7 @@ __all__ = [
     "OperationFit",
     "QueryNouns",
     "asked_kinds",
+    "collection_segments",
     "first_word",
     "is_action",
     "is_param",
@@ -719,6 +782,7 @@ __all__ = [
     "operation_kind",
     "operation_kinds",
     "path_resources",
+    "path_resources_of",
     "path_segments",
     "plain_object",
     "query_nouns",

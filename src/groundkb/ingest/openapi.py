@@ -64,6 +64,7 @@ from ..apigraph import collection_path
 from ..apinames import (
     CRUD_KINDS,
     HTTP_METHODS,
+    collection_segments,
     is_param,
     is_version,
     operation_kind,
@@ -182,6 +183,7 @@ class _Spec:
         self.base = file
         self._param_base: dict[int, Path] = {}
         self._tags: dict[str, str] | None = None
+        self.collections: frozenset[str] = frozenset()  # segments a parameter follows
 
     def tag_lead(self, name: str) -> str:
         """The lead of a tag's description (top-level ``tags``), or ''."""
@@ -445,7 +447,7 @@ def _name_words(op_id: str) -> list[str]:
 
 class OpenAPILoader:
     name = "openapi"
-    version = "5"
+    version = "6"
     suffixes: tuple[str, ...] = (".json", ".yaml", ".yml")
 
     def sniff(self, data: bytes) -> bool:
@@ -468,6 +470,7 @@ class OpenAPILoader:
         base = Path(ctx.base_dir) if ctx.base_dir else Path.cwd()
         allowed = tuple(Path(d) for d in (ctx.root_dir or str(base), *ctx.ref_allow))
         spec = _Spec(root, (base / PurePosixPath(path).name).resolve(), flavour, allowed)
+        spec.collections = collection_segments(str(p) for p in paths)
         name = spec_name(path, root)
         errors: list[FileError] = []
         built: list[tuple[Document, str]] = []
@@ -533,8 +536,9 @@ class OpenAPILoader:
         tags = [str(t) for t in op.get("tags") or [] if isinstance(t, str | int)]
         op_id = str(op.get("operationId") or "")
         hint = str(op.get("x-kubernetes-action") or "")
-        kind = operation_kind(upper, api_path, hint, op_id)
-        resources = path_resources(api_path)
+        methods = [m for m in HTTP_METHODS if m in item]
+        kind = operation_kind(upper, api_path, hint, op_id, spec.collections, methods)
+        resources = path_resources(api_path, spec.collections)
         summary_text = op.get("summary")
         has_summary = isinstance(summary_text, str) and bool(summary_text.strip())
         title, whole_summary = _title(op, upper, api_path, kind)
@@ -626,16 +630,17 @@ def _link_related(docs: list[Document], limit: int = 10) -> list[Document]:
     """Fill ``related_ids``: the same path's other operations, then the item/collection."""
     by_coll: dict[str, list[Document]] = {}
     for d in docs:
-        by_coll.setdefault(collection_path(str(d.metadata["path"])), []).append(d)
+        by_coll.setdefault(_collection(d), []).append(d)
     out: list[Document] = []
     for d in docs:
         path = str(d.metadata["path"])
-        same = [o.id for o in docs_at(by_coll, path) if o.id != d.id and o.metadata["path"] == path]
-        near = [o.id for o in docs_at(by_coll, path) if o.metadata["path"] != path]
+        at = by_coll.get(_collection(d), [])
+        same = [o.id for o in at if o.id != d.id and o.metadata["path"] == path]
+        near = [o.id for o in at if o.metadata["path"] != path]
         related = tuple(dict.fromkeys(same + near))[:limit]
         out.append(replace(d, related_ids=related) if related else d)
     return out
 
 
-def docs_at(by_coll: Mapping[str, list[Document]], path: str) -> list[Document]:
-    return by_coll.get(collection_path(path), [])
+def _collection(doc: Document) -> str:
+    return collection_path(str(doc.metadata["path"]), doc.metadata.get("resources") or ())

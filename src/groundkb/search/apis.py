@@ -46,6 +46,7 @@ from ..apinames import (
     QueryNouns,
     asked_kinds,
     change_verb,
+    collection_segments,
     first_word,
     is_param,
     is_version,
@@ -54,6 +55,7 @@ from ..apinames import (
     operation_fit,
     operation_kinds,
     path_resources,
+    path_resources_of,
     path_segments,
     plain_object,
     query_nouns,
@@ -139,6 +141,7 @@ def _name_suffixes(resource: str) -> list[str]:
 
 
 _CRUD = frozenset(CRUD_KINDS)
+_NONE: frozenset[str] = frozenset()
 # Kinds whose operation on a collection changes all of it (a read of a collection is a
 # list, a kind of its own; a create on one makes one item)
 _CHANGES_MANY = frozenset({"delete", "update"})
@@ -164,6 +167,10 @@ class ApiIndex:
     # operations on a whole collection whose API does the same (their kind) to one item
     # (Kubernetes' ``DELETE …/serviceaccounts`` beside ``DELETE …/serviceaccounts/{name}``)
     collective: frozenset[str] = frozenset()
+    # spec → the segments a parameter follows in one of its paths: collections, never
+    # actions (``apinames.collection_segments``)
+    collections: dict[str, frozenset[str]] = field(default_factory=dict)
+    _collections: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)  # by id
     _named: dict[tuple[str, ...], frozenset[str]] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -175,9 +182,14 @@ class ApiIndex:
         own: dict[str, tuple[str, list[str]]] = {}  # doc id → (summary verb, operationId words)
         endpoints: dict[str, tuple[str, str, str]] = {}  # doc id → (spec, kind, path)
         on_items: set[tuple[str, str, str]] = set()  # (spec, kind, collection path)
+        docs = [d for d in docs if d.type == "api" and d.operation_kind]
+        paths: dict[str, list[str]] = {}
         for d in docs:
-            if d.type != "api" or not d.operation_kind:
-                continue
+            spec, _, endpoint = d.id.partition(":")
+            paths.setdefault(spec, []).append(endpoint.partition(" ")[2])
+        index.collections = {spec: collection_segments(p) for spec, p in paths.items()}
+        index._collections = {d.id: index.collections[d.id.partition(":")[0]] for d in docs}
+        for d in docs:
             spec, _, endpoint = d.id.partition(":")
             method, _, path = endpoint.partition(" ")
             if not path:
@@ -187,7 +199,7 @@ class ApiIndex:
             collection, _, last = path.rstrip("/").rpartition("/")
             if is_param(last):
                 on_items.add((spec, d.operation_kind, collection))
-            resources = path_resources(path)
+            resources = path_resources(path, index.collections[spec])
             words = vocab.setdefault(d.source, set())
             for r in resources:
                 words.update(w for w in r.split("_") if len(w) > 2)
@@ -200,7 +212,14 @@ class ApiIndex:
             if first and first not in STOP_WORDS:
                 leading[first] += 1
             op_words = [singular(w) for w in split_words(d.aliases[0])] if d.aliases else []
-            own[d.id] = (first, op_words)
+            # a word that leads one of its resources' names is a noun there, no action:
+            # "check" of ``checks/create`` on ``check_run`` ("delete a check run" asks
+            # for no action of ``POST …/check-runs``)
+            nouns = {w for r in resources for w in r.split("_")[:-1]}
+            own[d.id] = (
+                "" if first in nouns else first,
+                [w for w in op_words if w not in nouns],
+            )
             family, version = version_family(spec, method, path)
             index.families[d.id] = family
             if version:
@@ -233,8 +252,12 @@ class ApiIndex:
         if doc_id not in self.summaries:
             return "", "", ""
         method, _, path = doc_id.partition(":")[2].partition(" ")
-        resources = path_resources(path)
+        resources = path_resources_of(path, self.collections_of(doc_id))
         return method, path, resources[-1] if resources else ""
+
+    def collections_of(self, doc_id: str) -> frozenset[str]:
+        """The collection segments of the spec of operation ``doc_id``."""
+        return self._collections.get(doc_id, _NONE)
 
     def missing_share(self, tokens: Sequence[str], source: str) -> float:
         """The share of the question's resource words (words that name a resource of
@@ -334,7 +357,8 @@ def operation_factor(
     version of its API has the same operation.
     """
     path = doc.id.partition(" ")[2]  # api document ids are "{spec}:{METHOD} {path}"
-    fit = operation_fit(tokens, path, doc.operation_kind)
+    collections = index.collections_of(doc.id) if index is not None else frozenset()
+    fit = operation_fit(tokens, path, doc.operation_kind, collections)
     asked = _asked(tokens, doc, path, fit, index)
     factor = weights.parent**fit.unnamed_parents
     if asked:
@@ -388,7 +412,7 @@ def near_miss(tokens: Sequence[str], doc: DocSummary, index: ApiIndex) -> str:
     wanted = {_FAMILY[k] for k in opening_kinds(content) if k in _FAMILY}
     own = _FAMILY.get(doc.operation_kind)
     if wanted and own and own not in wanted:
-        fit = operation_fit(tokens, path, doc.operation_kind)
+        fit = operation_fit(tokens, path, doc.operation_kind, index.collections_of(doc.id))
         if not _asked(tokens, doc, path, fit, index):
             return f"it does a {doc.operation_kind}, not the {' or '.join(sorted(wanted))} asked"
     nouns = query_nouns(tuple(tokens))
@@ -398,7 +422,8 @@ def near_miss(tokens: Sequence[str], doc: DocSummary, index: ApiIndex) -> str:
         return f"its title and path name no {' or '.join(words)}"
     if not content:
         return ""
-    request = _Request.of(tuple(tokens), singular(content[0]), nouns, path)
+    chain = list(path_resources_of(path, index.collections_of(doc.id)))
+    request = _Request.of(tuple(tokens), singular(content[0]), nouns, chain)
     return _under_object(request, doc, index) or _acts_on_another(request, doc, index)
 
 
@@ -413,8 +438,10 @@ class _Request:
     chain: list[str]  # the path's resources, less the verb's own ("…/pulls/{n}/merge")
 
     @classmethod
-    def of(cls, tokens: tuple[str, ...], verb: str, nouns: QueryNouns, path: str) -> _Request:
-        chain = path_resources(path)
+    def of(
+        cls, tokens: tuple[str, ...], verb: str, nouns: QueryNouns, chain: list[str]
+    ) -> _Request:
+        """``chain``: the resources of the operation's path (``path_resources``)."""
         if chain and _of_verb(chain[-1], verb, nouns):
             chain = chain[:-1]
         return cls(tokens, verb, object_head(tokens), nouns, chain)
@@ -544,7 +571,7 @@ def _asked(
         asked = bool(actions - _CRUD if fit.on_parent else actions)
         if not asked and doc.operation_kind == "create" and fit.whole:
             lead = next((t for t in tokens if t not in STOP_WORDS), "")
-            resources = path_resources(path)
+            resources = path_resources_of(path, index.collections_of(doc.id))
             verbs = english_verbs()  # "refund a payment" asks, "daemonset status" does not
             asked = (
                 bool(resources)
