@@ -282,6 +282,7 @@ def test_a_summary_that_is_a_paragraph_gives_a_short_title_and_keeps_its_words(
         "/Accounts/{Sid}/Addresses/{AddressSid}": {"delete": {"responses": ok}},
         "/v1/balance/history": {"get": {"responses": ok}},
         "/v1/alpha/graders": {"post": {"responses": ok}},
+        "/issues/{n}/lock": {"delete": {"operationId": "issues/unlock", "responses": ok}},
         "/runs/{run_id}/submit_tool_outputs": {"post": {
             "operationId": "submitToolOuputs", "responses": ok,
             "summary": "When a run has the `status: \"requires_action\"` and its "
@@ -305,6 +306,8 @@ def test_a_summary_that_is_a_paragraph_gives_a_short_title_and_keeps_its_words(
     # the verb the path ends with is not said twice ("Submit a submit tool output")
     tools = kb.get("files:POST /runs/{run_id}/submit_tool_outputs")
     assert tools.title == "Submit tool outputs"
+    # nor the verb the kind undoes ("Unlock a lock")
+    assert kb.get("files:DELETE /issues/{n}/lock").title == "Unlock an issue"
     r = kb.search("how long until an upload expires", limit=3)
     assert r.hits[0].doc_id == "files:POST /uploads"
 

@@ -338,15 +338,17 @@ def _kind_phrase(kind: str, path: str, namespace: bool = True) -> str:
     """What the operation does, in words, from its kind and path: "Create a phone number".
 
     The collection named is the path's last literal segment (the one before when that is
-    the operation's verb: ``POST /calls/{sid}/cancel``), with the literal segment right
-    before it when no parameter, version or stage stands between: a collection of that
-    namespace ("Create a chat completion" for ``POST /chat/completions``; "Get a balance
-    history" for ``GET /v1/balance/history``); not with ``namespace`` false."""
+    the operation's verb or the verb it undoes: ``POST /calls/{sid}/cancel``, ``DELETE
+    /issues/{n}/lock`` that unlocks), with the literal segment right before it when no
+    parameter, version or stage stands between: a collection of that namespace ("Create
+    a chat completion" for ``POST /chat/completions``; "Get a balance history" for ``GET
+    /v1/balance/history``); not with ``namespace`` false."""
     segs = path_segments(path)
     at = [i for i, seg in enumerate(segs) if not is_param(seg)]
     words = _words(segs[at[-1]].removesuffix(".json")) if at else []
-    if kind not in CRUD_KINDS and len(at) > 1 and words == _words(kind):
-        at = at[:-1]
+    own = (_words(kind), _words(kind.removeprefix("un")))
+    if kind not in CRUD_KINDS and len(at) > 1 and words in own:
+        at = at[:-1]  # the action or, "un…", its undoing ("DELETE …/lock" unlocks)
         words = _words(segs[at[-1]].removesuffix(".json"))  # POST /calls/{sid}/cancel
     if not words:
         return ""

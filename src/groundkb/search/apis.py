@@ -357,7 +357,7 @@ def operation_factor(
     version of its API has the same operation.
     """
     path = doc.id.partition(" ")[2]  # api document ids are "{spec}:{METHOD} {path}"
-    collections = index.collections_of(doc.id) if index is not None else frozenset()
+    collections = index.collections_of(doc.id) if index is not None else _NONE
     fit = operation_fit(tokens, path, doc.operation_kind, collections)
     asked = _asked(tokens, doc, path, fit, index)
     factor = weights.parent**fit.unnamed_parents
